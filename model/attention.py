@@ -1,0 +1,91 @@
+"""Attention: every token asks (q), every token answers (k), and takes a weighted mix of values (v)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from model.hooks import Hook, no_hook
+from model.positions import rope
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    """softmax(x)ᵢ = exp(xᵢ − max x) / Σⱼ exp(xⱼ − max x), over the last axis.
+
+    Subtracting the max changes nothing mathematically and keeps exp from overflowing.
+    """
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def causal_mask(n_q: int, n_k: int) -> np.ndarray:
+    """True where query i may look at key j: j ≤ i, counting the last query as the last key.
+
+    With a KV cache the queries are the newest n_q of n_k positions, hence the offset.
+    """
+    return np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)
+
+
+def attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, hook: Hook = no_hook
+) -> np.ndarray:
+    """Scaled dot-product attention, every head at once:
+
+        scores  = q · kᵀ / √d_head          (masked to −∞ where j > i when causal)
+        pattern = softmax(scores)            (each row sums to 1)
+        z       = pattern · v
+
+    `q` is `[head, q_pos, d_head]`, `k` and `v` are `[head, k_pos, d_head]`.
+    """
+    scores = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])
+    if causal:
+        scores = np.where(causal_mask(q.shape[1], k.shape[1]), scores, -np.inf)
+    hook("hook_attn_scores", scores)
+    pattern = softmax(scores)
+    hook("hook_pattern", pattern)
+    return pattern @ v
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """[pos, d_model] → [pos, head, d_head]: each head gets its own slice of the vector."""
+    return x.reshape(x.shape[0], n_heads, -1)
+
+
+def multi_head_attention(
+    x: np.ndarray,
+    w_qkv: np.ndarray,
+    b_qkv: np.ndarray,
+    w_out: np.ndarray,
+    b_out: np.ndarray,
+    n_heads: int,
+    causal: bool = True,
+    rope_pe: np.ndarray | None = None,
+    past_kv: tuple[np.ndarray, np.ndarray] | None = None,
+    hook: Hook = no_hook,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Multi-head causal self-attention:
+
+        q, k, v = x W_Q + b_Q,  x W_K + b_K,  x W_V + b_V      (one [d, 3d] matrix, split)
+        zₕ      = attention(qₕ, kₕ, vₕ)                          for every head h
+        out     = concat(z₁ … z_H) W_O + b_O
+
+    With `rope_pe`, q and k are rotated by position first. `past_kv` holds the keys and
+    values of earlier positions (a KV cache); the new ones are appended and returned.
+    """
+    q, k, v = np.split(x @ w_qkv + b_qkv, 3, axis=-1)
+    q, k, v = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)
+    hook("hook_q", q)
+    hook("hook_k", k)
+    hook("hook_v", v)
+    if rope_pe is not None:
+        q, k = rope(q, rope_pe), rope(k, rope_pe)
+        hook("hook_rot_q", q)
+        hook("hook_rot_k", k)
+    k, v = k.transpose(1, 0, 2), v.transpose(1, 0, 2)  # [head, pos, d_head]
+    if past_kv is not None:
+        k, v = np.concatenate([past_kv[0], k], axis=1), np.concatenate([past_kv[1], v], axis=1)
+    z = attention(q.transpose(1, 0, 2), k, v, causal, hook).transpose(1, 0, 2)  # [pos, head, d_head]
+    hook("hook_z", z)
+    out = z.reshape(z.shape[0], -1) @ w_out + b_out
+    return out, (k, v)

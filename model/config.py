@@ -1,0 +1,94 @@
+"""The model's shape and the architectural switches the lessons compare."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+PositionalEncoding = Literal["sinusoidal", "learned", "rope", "none"]
+NormPlacement = Literal["pre", "post", "none"]
+
+POSITIONAL_ENCODINGS: tuple[str, ...] = ("sinusoidal", "learned", "rope", "none")
+NORM_PLACEMENTS: tuple[str, ...] = ("pre", "post", "none")
+
+
+class ConfigError(ValueError):
+    """A configuration that no model can be built from."""
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    """Everything that fixes a GPT's shape and wiring.
+
+    `positional`: how position enters — added sinusoidal table, added learned table,
+    rotated queries and keys (RoPE), or nothing at all.
+    `norm`: LayerNorm before each sublayer (pre, x + F(LN(x))), after the residual add
+    (post, LN(x + F(x))), or nowhere.
+    """
+
+    vocab_size: int
+    n_ctx: int = 64
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 4
+    d_mlp: int = 256
+    positional: PositionalEncoding = "sinusoidal"
+    pos_base: float = 10000.0
+    norm: NormPlacement = "pre"
+    residual: bool = True
+    causal: bool = True
+    ln_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "d_mlp"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if self.positional not in POSITIONAL_ENCODINGS:
+            raise ConfigError(
+                f"positional must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.positional!r}"
+            )
+        if self.norm not in NORM_PLACEMENTS:
+            raise ConfigError(f"norm must be one of {', '.join(NORM_PLACEMENTS)}, got {self.norm!r}")
+        if self.d_model % self.n_heads:
+            raise ConfigError(f"d_model ({self.d_model}) must divide evenly into n_heads ({self.n_heads})")
+        if self.positional == "rope" and self.d_head % 2:
+            raise ConfigError(f"rope needs an even head size, got d_head={self.d_head}")
+        if not (isinstance(self.pos_base, (int, float)) and self.pos_base > 0):
+            raise ConfigError(f"pos_base must be a positive number, got {self.pos_base!r}")
+        if not (isinstance(self.ln_eps, (int, float)) and self.ln_eps >= 0):
+            raise ConfigError(f"ln_eps must be a non-negative number, got {self.ln_eps!r}")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def has_final_norm(self) -> bool:
+        """Only pre-norm needs a last LayerNorm: post-norm blocks already end with one."""
+        return self.norm == "pre"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GPTConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown config keys: {', '.join(unknown)}")
+        try:
+            return cls(**data)
+        except TypeError as error:  # a required key is missing
+            raise ConfigError(str(error)) from None
+
+    @classmethod
+    def from_json(cls, text: str) -> GPTConfig:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"config is not valid JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise ConfigError("config must be a JSON object")
+        return cls.from_dict(data)

@@ -1,0 +1,242 @@
+"""The GPT: embeddings, a stack of blocks, the unembedding — with every activation on record."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from model.attention import multi_head_attention, softmax
+from model.config import GPTConfig
+from model.embedding import embed, unembed
+from model.hooks import Hook, no_hook, scoped
+from model.mlp import mlp
+from model.norm import layer_norm
+from model.params import Params, parameter_shapes
+from model.positions import sinusoidal_positions
+from model.tokenizer import CharTokenizer, TokenizerError
+from model.trace import Trace, build_steps
+
+
+class ContextError(ValueError):
+    """More positions than the model's context holds."""
+
+
+@dataclass
+class KVCache:
+    """Keys and values of the positions already seen, per block, `[head, pos, d_head]` each."""
+
+    kv: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    length: int = 0
+
+
+class GPT:
+    """A decoder-only transformer with tied embeddings, wired by its `GPTConfig`.
+
+    `run(prompt)` returns a `Trace` of the whole forward pass; `forward` is the bare pass.
+    """
+
+    def __init__(
+        self,
+        config: GPTConfig,
+        params: Params,
+        tokenizer: CharTokenizer,
+        name: str = "custom",
+        trained: bool = False,
+    ) -> None:
+        expected = parameter_shapes(config)
+        if set(params) != set(expected):
+            missing, extra = sorted(set(expected) - set(params)), sorted(set(params) - set(expected))
+            raise ValueError(f"parameters do not fit the config: missing {missing}, unexpected {extra}")
+        for key, shape in expected.items():
+            if params[key].shape != shape:
+                raise ValueError(f"parameter {key} has shape {params[key].shape}, expected {shape}")
+        if tokenizer.vocab_size != config.vocab_size:
+            raise ValueError(
+                f"tokenizer has {tokenizer.vocab_size} tokens but the config says {config.vocab_size}"
+            )
+        self.config = config
+        self.params = params
+        self.tokenizer = tokenizer
+        self.name = name
+        self.trained = trained
+        self.steps = build_steps(config)
+        self._position_table = self._make_position_table()
+
+    def _make_position_table(self) -> np.ndarray | None:
+        cfg = self.config
+        if cfg.positional == "sinusoidal":
+            return sinusoidal_positions(cfg.n_ctx, cfg.d_model, cfg.pos_base)
+        if cfg.positional == "learned":
+            return self.params["wpe"]
+        if cfg.positional == "rope":  # RoPE turns q and k by the same angles, per head
+            return sinusoidal_positions(cfg.n_ctx, cfg.d_head, cfg.pos_base)
+        return None
+
+    def with_config(self, **changes: object) -> GPT:
+        """The same weights under a changed wiring (say another `pos_base`): off-training."""
+        return GPT(replace(self.config, **changes), self.params, self.tokenizer, self.name, self.trained)
+
+    # -- the forward pass -------------------------------------------------------------------
+
+    def forward(self, tokens: np.ndarray, cache: KVCache | None = None, hook: Hook = no_hook) -> np.ndarray:
+        """logits = unembed(LN_final(blocks(embed(tokens) + positions))), `[pos, vocab]`.
+
+        With a `cache`, `tokens` continue the positions already in it.
+        """
+        cfg, p = self.config, self.params
+        start = cache.length if cache is not None else 0
+        if start + len(tokens) > cfg.n_ctx:
+            raise ContextError(f"{start + len(tokens)} positions do not fit the context of {cfg.n_ctx}")
+        positions = np.arange(start, start + len(tokens))
+
+        x = embed(tokens, p["wte"])
+        hook("hook_embed", x)
+        rope_pe = None
+        if cfg.positional in ("sinusoidal", "learned"):
+            pos_embed = self._position_table[positions]
+            hook("hook_pos_embed", pos_embed)
+            x = x + pos_embed
+        elif cfg.positional == "rope":
+            rope_pe = self._position_table[positions]
+
+        for i in range(cfg.n_layers):
+            x = self.block(i, x, rope_pe, cache, scoped(hook, f"blocks.{i}."))
+
+        if cfg.has_final_norm:
+            x = self._layer_norm("ln_final", x, scoped(hook, "ln_final."))
+        logits = unembed(x, p["wte"])
+        hook("logits", logits)
+        if cache is not None:
+            cache.length += len(tokens)
+        return logits
+
+    def block(
+        self, i: int, x: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook
+    ) -> np.ndarray:
+        """One transformer block: attention, then the MLP, each as a `sublayer`."""
+        p, cfg = self.params, self.config
+        b = f"blocks.{i}."
+
+        def attend(h: np.ndarray) -> np.ndarray:
+            past = cache.kv.get(i) if cache is not None else None
+            out, kv = multi_head_attention(
+                h, p[b + "attn.w_qkv"], p[b + "attn.b_qkv"], p[b + "attn.w_out"], p[b + "attn.b_out"],
+                cfg.n_heads, cfg.causal, rope_pe, past, scoped(hook, "attn."),
+            )
+            if cache is not None:
+                cache.kv[i] = kv
+            return out
+
+        def feed_forward(h: np.ndarray) -> np.ndarray:
+            return mlp(h, p[b + "mlp.w_in"], p[b + "mlp.b_in"], p[b + "mlp.w_out"], p[b + "mlp.b_out"],
+                       scoped(hook, "mlp."))
+
+        hook("hook_resid_pre", x)
+        x = self.sublayer(i, "attn", "ln1", attend, x, hook)
+        hook("hook_resid_mid", x)
+        x = self.sublayer(i, "mlp", "ln2", feed_forward, x, hook)
+        hook("hook_resid_post", x)
+        return x
+
+    def sublayer(
+        self, i: int, name: str, ln: str, f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, hook: Hook
+    ) -> np.ndarray:
+        """One sublayer F with its norm and residual, as the config wires it:
+
+            pre-norm:   x + F(LN(x))
+            post-norm:  LN(x + F(x))      ("Add & Norm")
+            no norm:    x + F(x)
+            no residual drops the "x +": F(LN(x)), LN(F(x)), F(x).
+        """
+        cfg = self.config
+        h = self._layer_norm(f"blocks.{i}.{ln}", x, scoped(hook, ln + ".")) if cfg.norm == "pre" else x
+        out = f(h)
+        hook(f"hook_{name}_out", out)
+        if cfg.residual:
+            out = x + out
+            if cfg.norm == "post":
+                hook(f"hook_{name}_add", out)
+        if cfg.norm == "post":
+            out = self._layer_norm(f"blocks.{i}.{ln}", out, scoped(hook, ln + "."))
+        return out
+
+    def _layer_norm(self, name: str, x: np.ndarray, hook: Hook) -> np.ndarray:
+        return layer_norm(x, self.params[name + ".g"], self.params[name + ".b"], self.config.ln_eps, hook)
+
+    # -- prompts, traces and generation ------------------------------------------------------
+
+    def prompt_tokens(self, prompt: str | Sequence[int]) -> tuple[list[int], int]:
+        """The prompt's token ids, cut to the last `n_ctx` if longer, and how many were cut."""
+        if isinstance(prompt, str):
+            ids = self.tokenizer.encode(prompt)
+        else:
+            ids = [int(t) for t in prompt]
+            bad = [t for t in ids if not 0 <= t < self.config.vocab_size]
+            if bad:
+                raise TokenizerError(f"token id {bad[0]} is outside the vocabulary (0..{self.config.vocab_size - 1})")
+        dropped = max(0, len(ids) - self.config.n_ctx)
+        return ids[dropped:], dropped
+
+    def run(self, prompt: str | Sequence[int]) -> Trace:
+        """The forward pass over `prompt` with every activation recorded."""
+        ids, dropped = self.prompt_tokens(prompt)
+        activations: dict[str, np.ndarray] = {}
+
+        def record(name: str, value: np.ndarray) -> None:
+            activations[name] = value
+
+        self.forward(np.asarray(ids, dtype=np.intp), hook=record)
+        return Trace(ids, activations, self.steps, self.config, self.tokenizer, dropped)
+
+    def new_cache(self) -> KVCache:
+        if not self.config.causal:
+            raise ValueError("a KV cache needs the causal mask: without it, old positions see new tokens")
+        return KVCache()
+
+    def generate(
+        self,
+        prompt: str,
+        n_tokens: int,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        seed: int = 0,
+    ) -> str:
+        """Sample `n_tokens` after `prompt`, one at a time (temperature 0 takes the likeliest).
+
+        Causal models feed each new token through a KV cache; when the context is full
+        the window slides and the last `n_ctx` tokens are run afresh.
+        """
+        if n_tokens < 0 or temperature < 0:
+            raise ValueError("n_tokens and temperature must not be negative")
+        rng = np.random.default_rng(seed)
+        window, _ = self.prompt_tokens(prompt)
+        window = window or [self.tokenizer.end_of_text]
+        new: list[int] = []
+        cache = self.new_cache() if self.config.causal else None
+        logits = self.forward(np.asarray(window, dtype=np.intp), cache)[-1]
+        while len(new) < n_tokens:
+            token = sample(logits, temperature, top_k, rng)
+            new.append(token)
+            window.append(token)
+            if len(new) == n_tokens:
+                break
+            if cache is not None and cache.length < self.config.n_ctx:
+                logits = self.forward(np.asarray([token], dtype=np.intp), cache)[-1]
+            else:
+                window = window[-self.config.n_ctx :]
+                cache = self.new_cache() if self.config.causal else None
+                logits = self.forward(np.asarray(window, dtype=np.intp), cache)[-1]
+        return self.tokenizer.decode(new)
+
+
+def sample(logits: np.ndarray, temperature: float, top_k: int | None, rng: np.random.Generator) -> int:
+    """Draw a token from softmax(logits / temperature), among the `top_k` best if given."""
+    if temperature == 0:
+        return int(np.argmax(logits))
+    scores = logits.astype(np.float64) / temperature
+    if top_k is not None and 0 < top_k < len(scores):
+        cutoff = np.partition(scores, -top_k)[-top_k]
+        scores = np.where(scores >= cutoff, scores, -np.inf)
+    return int(rng.choice(len(scores), p=softmax(scores)))

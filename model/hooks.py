@@ -1,0 +1,25 @@
+"""Hook points: how each formula hands its intermediate values to the trace.
+
+A hook is any callable `hook(name, value)`. The formulas call it with the
+TransformerLens name of what they just computed (`"hook_mean"`, `"hook_pattern"`, ...);
+the forward pass gives them one that prefixes the block's name and stores the value.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+Hook = Callable[[str, np.ndarray], None]
+
+
+def no_hook(name: str, value: np.ndarray) -> None:
+    """The hook for a forward pass that records nothing."""
+
+
+def scoped(hook: Hook, prefix: str) -> Hook:
+    """A hook that files every name under `prefix` (e.g. "blocks.0.ln1.")."""
+    if hook is no_hook:
+        return no_hook
+    return lambda name, value: hook(prefix + name, value)

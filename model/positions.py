@@ -1,0 +1,42 @@
+"""How position enters the model: a sinusoidal table, or rotations of q and k (RoPE)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def sinusoidal_positions(n_ctx: int, d: int, base: float = 10000.0) -> np.ndarray:
+    """The sinusoidal position table, one row per position, interleaved sin/cos:
+
+        PE(pos, 2i)   = sin(pos / base^(2i/d))
+        PE(pos, 2i+1) = cos(pos / base^(2i/d))
+
+    Low dimensions turn fast (they tell neighbours apart), high ones slowly
+    (they tell near from far). Returns float32 `[n_ctx, d]`.
+    """
+    pos = np.arange(n_ctx, dtype=np.float64)[:, None]
+    two_i = np.arange(0, d, 2, dtype=np.float64)
+    angle = pos / base ** (two_i / d)  # [n_ctx, ceil(d/2)]
+    pe = np.empty((n_ctx, d), dtype=np.float64)
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle[:, : d // 2])
+    return pe.astype(np.float32)
+
+
+def rope(x: np.ndarray, pe: np.ndarray) -> np.ndarray:
+    """Rotary position embedding: turn each pair (x₂ᵢ, x₂ᵢ₊₁) by the angle θ = pos / base^(2i/d):
+
+        x'₂ᵢ   = x₂ᵢ · cos θ − x₂ᵢ₊₁ · sin θ
+        x'₂ᵢ₊₁ = x₂ᵢ · sin θ + x₂ᵢ₊₁ · cos θ
+
+    The angles are the sinusoidal table's: `pe` is `sinusoidal_positions(...)` at the
+    tokens' positions, `[pos, d_head]`, sin θ in its even columns and cos θ in its odd ones.
+    `x` is queries or keys, `[pos, head, d_head]`. Rotating both q and k makes q·k depend on
+    how far apart two tokens are, not on where they stand.
+    """
+    sin, cos = pe[:, None, 0::2], pe[:, None, 1::2]  # [pos, 1, d_head/2], shared by every head
+    x_even, x_odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = x_even * cos - x_odd * sin
+    out[..., 1::2] = x_even * sin + x_odd * cos
+    return out

@@ -1,0 +1,153 @@
+"""What one forward pass leaves behind: every activation by name, and the steps to walk through it."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model.attention import softmax
+from model.config import GPTConfig
+from model.tokenizer import CharTokenizer
+
+STEP_KINDS = ("embed", "norm", "attention", "residual", "mlp", "unembed")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One sublayer of the forward pass, as the stepper shows it.
+
+    `in_hook` is the stream the step reads, `out_hook` what it writes; for a residual add
+    (and the position add of the embedding) `added_hook` is the vector added to the stream.
+    """
+
+    index: int
+    name: str
+    kind: str
+    block: int | None
+    in_hook: str
+    out_hook: str
+    label_en: str
+    label_zh: str
+    added_hook: str | None = None
+
+    def label(self, lang: str = "en") -> str:
+        return self.label_zh if lang == "zh" else self.label_en
+
+
+def build_steps(config: GPTConfig) -> tuple[Step, ...]:
+    """The ordered sublayer steps of a model wired as `config` says.
+
+    Pre-norm block:  ln1, attention, residual add, ln2, MLP, residual add.
+    Post-norm block: attention, residual add, ln1, MLP, residual add, ln2.
+    No residual: the adds disappear and each sublayer's output is the new stream.
+    """
+    specs: list[tuple[str, str, int | None, str, str, str, str, str | None]] = []
+
+    def add(name: str, kind: str, block: int | None, src: str, dst: str,
+            en: str, zh: str, added: str | None = None) -> None:
+        specs.append((name, kind, block, src, dst, en, zh, added))
+
+    if config.positional in ("sinusoidal", "learned"):
+        add("embed", "embed", None, "hook_embed", "blocks.0.hook_resid_pre",
+            "Token + position embedding", "词元嵌入 + 位置向量", "hook_pos_embed")
+    else:
+        add("embed", "embed", None, "hook_embed", "blocks.0.hook_resid_pre",
+            "Token embedding", "词元嵌入")
+
+    for i in range(config.n_layers):
+        b = f"blocks.{i}."
+        stream = b + "hook_resid_pre"
+        for sub, ln, en_name, zh_name in (("attn", "ln1", "Attention", "注意力"),
+                                          ("mlp", "ln2", "MLP", "MLP 前馈")):
+            n = "1" if ln == "ln1" else "2"
+            ln_en, ln_zh = f"Block {i} · LayerNorm {n}", f"第 {i} 块 · LayerNorm {n}"
+            sub_out = b + f"hook_{sub}_out"
+            done = b + ("hook_resid_mid" if sub == "attn" else "hook_resid_post")
+            if config.norm == "pre":
+                add(b + ln, "norm", i, stream, b + ln + ".hook_normalized", ln_en, ln_zh)
+                add(b + sub, _kind(sub), i, b + ln + ".hook_normalized", sub_out,
+                    f"Block {i} · {en_name}", f"第 {i} 块 · {zh_name}")
+            else:
+                add(b + sub, _kind(sub), i, stream, sub_out,
+                    f"Block {i} · {en_name}", f"第 {i} 块 · {zh_name}")
+            if config.residual:
+                summed = b + f"hook_{sub}_add" if config.norm == "post" else done
+                add(b + sub + "_add", "residual", i, stream, summed,
+                    f"Block {i} · residual add", f"第 {i} 块 · 残差相加", sub_out)
+            else:
+                summed = sub_out
+            if config.norm == "post":
+                add(b + ln, "norm", i, summed, b + ln + ".hook_normalized", ln_en, ln_zh)
+            stream = done
+
+    last = f"blocks.{config.n_layers - 1}.hook_resid_post"
+    if config.has_final_norm:
+        add("ln_final", "norm", None, last, "ln_final.hook_normalized",
+            "Final LayerNorm", "最后的 LayerNorm")
+        last = "ln_final.hook_normalized"
+    add("unembed", "unembed", None, last, "logits", "Unembed → logits", "反嵌入 → logits")
+    return tuple(Step(index, *spec) for index, spec in enumerate(specs))
+
+
+def _kind(sublayer: str) -> str:
+    return "attention" if sublayer == "attn" else "mlp"
+
+
+@dataclass
+class Trace:
+    """Every activation of one forward pass, keyed by TransformerLens hook names, batch axis dropped.
+
+    `trace["blocks.0.attn.hook_pattern"]` is `[head, q_pos, k_pos]`; `trace.steps` walks the pass.
+    `dropped` counts tokens cut from the front of a prompt longer than the context.
+    """
+
+    tokens: list[int]
+    activations: dict[str, np.ndarray]
+    steps: tuple[Step, ...]
+    config: GPTConfig
+    tokenizer: CharTokenizer
+    dropped: int = 0
+    pieces: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pieces = [self.tokenizer.piece(token) for token in self.tokens]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        try:
+            return self.activations[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, self.activations, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise KeyError(f"no activation {name!r} in this trace{hint}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.activations
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.activations)
+
+    def __len__(self) -> int:
+        return len(self.activations)
+
+    @property
+    def hook_names(self) -> list[str]:
+        return list(self.activations)
+
+    @property
+    def logits(self) -> np.ndarray:
+        return self.activations["logits"]
+
+    def next_token_probs(self, position: int = -1) -> np.ndarray:
+        """softmax of the logits at `position`: the model's guess for the token after it."""
+        return softmax(self.logits[position].astype(np.float64))
+
+    def top_k(self, k: int = 5, position: int = -1) -> list[tuple[int, str, float]]:
+        """The k likeliest next tokens after `position` as (id, text, probability)."""
+        if not self.tokens:
+            return []
+        probs = self.next_token_probs(position)
+        best = np.argsort(-probs, kind="stable")[:k]
+        return [(int(t), self.tokenizer.piece(int(t)), float(probs[t])) for t in best]

@@ -1,0 +1,190 @@
+"""Safetensors in and out. Never pickle.
+
+Loading maps the file into memory read-only and builds the tensors as views over the
+mapping, so every process that opens the same file shares one copy of the weights (the
+`safetensors` package's NumPy loader copies each tensor into the process instead).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from model.config import ConfigError, GPTConfig
+from model.params import Params, parameter_shapes
+from model.tokenizer import CharTokenizer, TokenizerError
+
+FORMAT = "tutor-gpt/1"
+SHIPPED_DIR = Path(__file__).parent / "weights"
+
+_DTYPES: dict[str, np.dtype] = {
+    "F64": np.dtype("<f8"),
+    "F32": np.dtype("<f4"),
+    "F16": np.dtype("<f2"),
+    "BF16": np.dtype("<u2"),  # read as raw bits, widened to float32 below
+    "I64": np.dtype("<i8"),
+    "I32": np.dtype("<i4"),
+    "I16": np.dtype("<i2"),
+    "I8": np.dtype("i1"),
+    "U8": np.dtype("u1"),
+    "BOOL": np.dtype("?"),
+}
+_FLOAT_DTYPES = {"F64", "F32", "F16", "BF16"}
+_MAX_HEADER = 100 * 1024 * 1024
+
+
+class WeightsError(Exception):
+    """A weights file that cannot be used; the message names the file and what is wrong."""
+
+
+def read_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Every tensor of a safetensors file as a read-only memory-mapped array, and its metadata.
+
+    Float tensors come back as stored (BF16 widened to float32); nothing is checked against a model.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size < 8:
+                raise WeightsError(f"{path}: truncated: {size} bytes, too short for a safetensors header")
+            (header_len,) = struct.unpack("<Q", file.read(8))
+            if header_len > min(size - 8, _MAX_HEADER):
+                raise WeightsError(f"{path}: truncated or not safetensors: header claims {header_len} bytes")
+            header_bytes = file.read(header_len)
+            mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as error:
+        raise WeightsError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        header = json.loads(header_bytes)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise WeightsError(f"{path}: corrupt: the safetensors header is not JSON") from None
+    if not isinstance(header, dict):
+        raise WeightsError(f"{path}: corrupt: the safetensors header is not a JSON object")
+    metadata = header.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise WeightsError(f"{path}: corrupt: __metadata__ must map strings to strings")
+
+    data_start = 8 + header_len
+    tensors: dict[str, np.ndarray] = {}
+    for name, info in header.items():
+        tensors[name] = _tensor_view(path, mapping, data_start, size, name, info)
+    return tensors, metadata
+
+
+def _tensor_view(
+    path: Path, mapping: mmap.mmap, data_start: int, size: int, name: str, info: Any
+) -> np.ndarray:
+    try:
+        dtype_name, shape, (begin, end) = info["dtype"], [int(n) for n in info["shape"]], info["data_offsets"]
+        begin, end = int(begin), int(end)
+    except (KeyError, TypeError, ValueError):
+        raise WeightsError(f"{path}: corrupt: tensor {name!r} has a malformed header entry") from None
+    if dtype_name not in _DTYPES:
+        raise WeightsError(f"{path}: tensor {name!r} has unsupported dtype {dtype_name}")
+    dtype = _DTYPES[dtype_name]
+    count = int(np.prod(shape, dtype=np.int64))
+    if min(shape, default=0) < 0 or begin < 0 or end - begin != count * dtype.itemsize:
+        raise WeightsError(f"{path}: corrupt: tensor {name!r} offsets do not match its shape {shape}")
+    if data_start + end > size:
+        raise WeightsError(f"{path}: truncated: tensor {name!r} runs past the end of the file")
+    array = np.frombuffer(mapping, dtype=dtype, count=count, offset=data_start + begin).reshape(shape)
+    if dtype_name == "BF16":
+        array = (array.astype(np.uint32) << 16).view(np.float32)
+    return array
+
+
+def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPTConfig, Params, CharTokenizer, dict[str, str]]:
+    """A tutor checkpoint: its config and tokenizer (from the metadata) and float32 parameters.
+
+    Raises `WeightsError` naming the file and the tensor for anything missing, extra,
+    misshapen, not floating point, or holding NaN or Inf.
+    """
+    path = Path(path)
+    tensors, metadata = read_safetensors(path)
+    if "config" not in metadata:
+        raise WeightsError(f"{path}: no model config in the metadata (is this a tutor checkpoint?)")
+    try:
+        config = GPTConfig.from_json(metadata["config"])
+    except ConfigError as error:
+        raise WeightsError(f"{path}: bad config: {error}") from None
+    try:
+        tokenizer = CharTokenizer.from_json(metadata.get("tokenizer", ""))
+    except TokenizerError as error:
+        raise WeightsError(f"{path}: bad tokenizer: {error}") from None
+    if tokenizer.vocab_size != config.vocab_size:
+        raise WeightsError(
+            f"{path}: the tokenizer has {tokenizer.vocab_size} tokens but the config says {config.vocab_size}"
+        )
+    params = check_params(path, tensors, parameter_shapes(config))
+    return config, params, tokenizer, metadata
+
+
+def check_params(path: Path, tensors: dict[str, np.ndarray], expected: dict[str, tuple[int, ...]]) -> Params:
+    """The tensors as float32 parameters, after checking names, shapes, dtypes and values."""
+    missing = [name for name in expected if name not in tensors]
+    if missing:
+        raise WeightsError(f"{path}: missing tensor {missing[0]!r}" + _and_more(missing))
+    extra = [name for name in tensors if name not in expected]
+    if extra:
+        raise WeightsError(f"{path}: unexpected tensor {extra[0]!r}" + _and_more(extra))
+    params: Params = {}
+    for name, shape in expected.items():
+        array = tensors[name]
+        if array.shape != shape:
+            raise WeightsError(f"{path}: tensor {name!r} has shape {list(array.shape)}, expected {list(shape)}")
+        if array.dtype.kind != "f":
+            raise WeightsError(f"{path}: tensor {name!r} has dtype {array.dtype}, expected a float type")
+        if not np.isfinite(array).all():
+            raise WeightsError(f"{path}: tensor {name!r} holds NaN or Inf values")
+        params[name] = array if array.dtype == np.float32 else array.astype(np.float32)
+    return params
+
+
+def _and_more(names: list[str]) -> str:
+    return f" (and {len(names) - 1} more)" if len(names) > 1 else ""
+
+
+def save_checkpoint(
+    path: str | os.PathLike[str],
+    config: GPTConfig,
+    params: Params,
+    tokenizer: CharTokenizer,
+    *,
+    trained: bool,
+    dtype: type[np.floating] = np.float32,
+    metadata: dict[str, str] | None = None,
+) -> None:
+    """Write a checkpoint atomically (a temporary file, then a rename): never half a file."""
+    from safetensors.numpy import save_file  # only writers need the package
+
+    expected = parameter_shapes(config)
+    if set(params) != set(expected):
+        raise ValueError("parameters do not fit the config")
+    meta = {
+        "format": FORMAT,
+        "config": config.to_json(),
+        "tokenizer": tokenizer.to_json(),
+        "trained": "true" if trained else "false",
+        **(metadata or {}),
+    }
+    tensors = {name: np.ascontiguousarray(params[name], dtype=dtype) for name in expected}
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        save_file(tensors, str(tmp), metadata=meta)
+        os.chmod(tmp, 0o644)  # a shared model file: readable by every learner on the machine
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def shipped_models() -> list[str]:
+    """Names of the models that travel with the package (`tiny`, ...)."""
+    return sorted(p.stem for p in SHIPPED_DIR.glob("*.safetensors"))
