@@ -15,7 +15,7 @@ def softmax(x: np.ndarray) -> np.ndarray:
 
     Subtracting the max changes nothing mathematically and keeps exp from overflowing.
     """
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    e = np.exp(x - x.max(axis=-1, keepdims=True, initial=-np.inf))  # `initial`: an empty prompt has no max
     return e / e.sum(axis=-1, keepdims=True)
 
 
@@ -27,9 +27,7 @@ def causal_mask(n_q: int, n_k: int) -> np.ndarray:
     return np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)
 
 
-def attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, hook: Hook = no_hook
-) -> np.ndarray:
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, hook: Hook = no_hook) -> np.ndarray:
     """Scaled dot-product attention, every head at once:
 
         scores  = q · kᵀ / √d_head          (masked to −∞ where j > i when causal)
@@ -49,7 +47,12 @@ def attention(
 
 def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
     """[pos, d_model] → [pos, head, d_head]: each head gets its own slice of the vector."""
-    return x.reshape(x.shape[0], n_heads, -1)
+    return x.reshape(x.shape[0], n_heads, x.shape[-1] // n_heads)
+
+
+def merge_heads(z: np.ndarray) -> np.ndarray:
+    """[pos, head, d_head] → [pos, d_model]: the heads' outputs side by side."""
+    return z.reshape(z.shape[0], z.shape[1] * z.shape[2])
 
 
 def multi_head_attention(
@@ -87,5 +90,5 @@ def multi_head_attention(
         k, v = np.concatenate([past_kv[0], k], axis=1), np.concatenate([past_kv[1], v], axis=1)
     z = attention(q.transpose(1, 0, 2), k, v, causal, hook).transpose(1, 0, 2)  # [pos, head, d_head]
     hook("hook_z", z)
-    out = z.reshape(z.shape[0], -1) @ w_out + b_out
+    out = merge_heads(z) @ w_out + b_out
     return out, (k, v)

@@ -46,9 +46,7 @@ class GPTConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
         if self.positional not in POSITIONAL_ENCODINGS:
-            raise ConfigError(
-                f"positional must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.positional!r}"
-            )
+            raise ConfigError(f"positional must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.positional!r}")
         if self.norm not in NORM_PLACEMENTS:
             raise ConfigError(f"norm must be one of {', '.join(NORM_PLACEMENTS)}, got {self.norm!r}")
         if self.d_model % self.n_heads:

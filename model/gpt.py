@@ -53,9 +53,7 @@ class GPT:
             if params[key].shape != shape:
                 raise ValueError(f"parameter {key} has shape {params[key].shape}, expected {shape}")
         if tokenizer.vocab_size != config.vocab_size:
-            raise ValueError(
-                f"tokenizer has {tokenizer.vocab_size} tokens but the config says {config.vocab_size}"
-            )
+            raise ValueError(f"tokenizer has {tokenizer.vocab_size} tokens but the config says {config.vocab_size}")
         self.config = config
         self.params = params
         self.tokenizer = tokenizer
@@ -112,9 +110,7 @@ class GPT:
             cache.length += len(tokens)
         return logits
 
-    def block(
-        self, i: int, x: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook
-    ) -> np.ndarray:
+    def block(self, i: int, x: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook) -> np.ndarray:
         """One transformer block: attention, then the MLP, each as a `sublayer`."""
         p, cfg = self.params, self.config
         b = f"blocks.{i}."
@@ -122,16 +118,25 @@ class GPT:
         def attend(h: np.ndarray) -> np.ndarray:
             past = cache.kv.get(i) if cache is not None else None
             out, kv = multi_head_attention(
-                h, p[b + "attn.w_qkv"], p[b + "attn.b_qkv"], p[b + "attn.w_out"], p[b + "attn.b_out"],
-                cfg.n_heads, cfg.causal, rope_pe, past, scoped(hook, "attn."),
+                h,
+                p[b + "attn.w_qkv"],
+                p[b + "attn.b_qkv"],
+                p[b + "attn.w_out"],
+                p[b + "attn.b_out"],
+                cfg.n_heads,
+                cfg.causal,
+                rope_pe,
+                past,
+                scoped(hook, "attn."),
             )
             if cache is not None:
                 cache.kv[i] = kv
             return out
 
         def feed_forward(h: np.ndarray) -> np.ndarray:
-            return mlp(h, p[b + "mlp.w_in"], p[b + "mlp.b_in"], p[b + "mlp.w_out"], p[b + "mlp.b_out"],
-                       scoped(hook, "mlp."))
+            return mlp(
+                h, p[b + "mlp.w_in"], p[b + "mlp.b_in"], p[b + "mlp.w_out"], p[b + "mlp.b_out"], scoped(hook, "mlp.")
+            )
 
         hook("hook_resid_pre", x)
         x = self.sublayer(i, "attn", "ln1", attend, x, hook)
@@ -145,10 +150,10 @@ class GPT:
     ) -> np.ndarray:
         """One sublayer F with its norm and residual, as the config wires it:
 
-            pre-norm:   x + F(LN(x))
-            post-norm:  LN(x + F(x))      ("Add & Norm")
-            no norm:    x + F(x)
-            no residual drops the "x +": F(LN(x)), LN(F(x)), F(x).
+        pre-norm:   x + F(LN(x))
+        post-norm:  LN(x + F(x))      ("Add & Norm")
+        no norm:    x + F(x)
+        no residual drops the "x +": F(LN(x)), LN(F(x)), F(x).
         """
         cfg = self.config
         h = self._layer_norm(f"blocks.{i}.{ln}", x, scoped(hook, ln + ".")) if cfg.norm == "pre" else x

@@ -7,7 +7,7 @@ the forward pass gives them one that prefixes the block's name and stores the va
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -14,7 +14,7 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # a Python float, so float32 stays f
 def gelu(x: np.ndarray) -> np.ndarray:
     """GELU, the tanh form GPT-2 uses:
 
-        gelu(x) = ½ · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))
+    gelu(x) = ½ · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))
     """
     return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
 
@@ -29,7 +29,7 @@ def mlp(
 ) -> np.ndarray:
     """The position-wise feed-forward network, the same for every token:
 
-        mlp(x) = gelu(x W_in + b_in) W_out + b_out
+    mlp(x) = gelu(x W_in + b_in) W_out + b_out
     """
     pre = x @ w_in + b_in
     hook("hook_pre", pre)

@@ -46,37 +46,58 @@ def build_steps(config: GPTConfig) -> tuple[Step, ...]:
     """
     specs: list[tuple[str, str, int | None, str, str, str, str, str | None]] = []
 
-    def add(name: str, kind: str, block: int | None, src: str, dst: str,
-            en: str, zh: str, added: str | None = None) -> None:
+    def add(
+        name: str, kind: str, block: int | None, src: str, dst: str, en: str, zh: str, added: str | None = None
+    ) -> None:
         specs.append((name, kind, block, src, dst, en, zh, added))
 
     if config.positional in ("sinusoidal", "learned"):
-        add("embed", "embed", None, "hook_embed", "blocks.0.hook_resid_pre",
-            "Token + position embedding", "词元嵌入 + 位置向量", "hook_pos_embed")
+        add(
+            "embed",
+            "embed",
+            None,
+            "hook_embed",
+            "blocks.0.hook_resid_pre",
+            "Token + position embedding",
+            "词元嵌入 + 位置向量",
+            "hook_pos_embed",
+        )
     else:
-        add("embed", "embed", None, "hook_embed", "blocks.0.hook_resid_pre",
-            "Token embedding", "词元嵌入")
+        add("embed", "embed", None, "hook_embed", "blocks.0.hook_resid_pre", "Token embedding", "词元嵌入")
 
     for i in range(config.n_layers):
         b = f"blocks.{i}."
         stream = b + "hook_resid_pre"
-        for sub, ln, en_name, zh_name in (("attn", "ln1", "Attention", "注意力"),
-                                          ("mlp", "ln2", "MLP", "MLP 前馈")):
+        for sub, ln, en_name, zh_name in (("attn", "ln1", "Attention", "注意力"), ("mlp", "ln2", "MLP", "MLP 前馈")):
             n = "1" if ln == "ln1" else "2"
             ln_en, ln_zh = f"Block {i} · LayerNorm {n}", f"第 {i} 块 · LayerNorm {n}"
             sub_out = b + f"hook_{sub}_out"
             done = b + ("hook_resid_mid" if sub == "attn" else "hook_resid_post")
             if config.norm == "pre":
                 add(b + ln, "norm", i, stream, b + ln + ".hook_normalized", ln_en, ln_zh)
-                add(b + sub, _kind(sub), i, b + ln + ".hook_normalized", sub_out,
-                    f"Block {i} · {en_name}", f"第 {i} 块 · {zh_name}")
+                add(
+                    b + sub,
+                    _kind(sub),
+                    i,
+                    b + ln + ".hook_normalized",
+                    sub_out,
+                    f"Block {i} · {en_name}",
+                    f"第 {i} 块 · {zh_name}",
+                )
             else:
-                add(b + sub, _kind(sub), i, stream, sub_out,
-                    f"Block {i} · {en_name}", f"第 {i} 块 · {zh_name}")
+                add(b + sub, _kind(sub), i, stream, sub_out, f"Block {i} · {en_name}", f"第 {i} 块 · {zh_name}")
             if config.residual:
                 summed = b + f"hook_{sub}_add" if config.norm == "post" else done
-                add(b + sub + "_add", "residual", i, stream, summed,
-                    f"Block {i} · residual add", f"第 {i} 块 · 残差相加", sub_out)
+                add(
+                    b + sub + "_add",
+                    "residual",
+                    i,
+                    stream,
+                    summed,
+                    f"Block {i} · residual add",
+                    f"第 {i} 块 · 残差相加",
+                    sub_out,
+                )
             else:
                 summed = sub_out
             if config.norm == "post":
@@ -85,8 +106,7 @@ def build_steps(config: GPTConfig) -> tuple[Step, ...]:
 
     last = f"blocks.{config.n_layers - 1}.hook_resid_post"
     if config.has_final_norm:
-        add("ln_final", "norm", None, last, "ln_final.hook_normalized",
-            "Final LayerNorm", "最后的 LayerNorm")
+        add("ln_final", "norm", None, last, "ln_final.hook_normalized", "Final LayerNorm", "最后的 LayerNorm")
         last = "ln_final.hook_normalized"
     add("unembed", "unembed", None, last, "logits", "Unembed → logits", "反嵌入 → logits")
     return tuple(Step(index, *spec) for index, spec in enumerate(specs))

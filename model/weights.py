@@ -78,9 +78,7 @@ def read_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray
     return tensors, metadata
 
 
-def _tensor_view(
-    path: Path, mapping: mmap.mmap, data_start: int, size: int, name: str, info: Any
-) -> np.ndarray:
+def _tensor_view(path: Path, mapping: mmap.mmap, data_start: int, size: int, name: str, info: Any) -> np.ndarray:
     try:
         dtype_name, shape, (begin, end) = info["dtype"], [int(n) for n in info["shape"]], info["data_offsets"]
         begin, end = int(begin), int(end)

@@ -1,0 +1,3 @@
+"""tutor: a terminal tutor for the inside of a GPT."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,97 @@
+"""The `tutor` command. Only the app itself imports Textual, so `--help`, `--version` and
+`tutor trace` start fast and work where no terminal UI can."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from tutor import __version__
+from tutor.language import LANGUAGES, detect_language
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tutor",
+        description="See the inside of a GPT while you read about it.",
+    )
+    parser.add_argument("--version", action="version", version=f"tutor {__version__}")
+    parser.add_argument("--model", default="tiny", help="shipped model name or path to a .safetensors file")
+    parser.add_argument("--lang", choices=LANGUAGES, help="language of lessons and labels (default: from the locale)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    trace = commands.add_parser(
+        "trace",
+        help="print every step's per-token mean, std and norm for a prompt",
+        description="Run the model on TEXT and print, for every step and token, mean, std and L2 norm "
+        "of the step's input and output.",
+    )
+    trace.add_argument("text", metavar="TEXT", help="the prompt")
+    trace.add_argument("--model", default=argparse.SUPPRESS, help="shipped model name or path to a .safetensors file")
+    trace.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the step labels")
+    trace.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    trace.add_argument("--top-k", type=int, default=5, metavar="K", help="next-token guesses to show (default 5)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    lang = args.lang or detect_language()
+    try:
+        if args.command == "trace":
+            return run_trace(args.text, args.model, lang, as_json=args.json, top_k=args.top_k)
+        return run_app(args.model, lang)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `tutor trace ... | head`
+        sys.stderr.close()
+        return 0
+    except Exception as error:  # a bug: one line for the learner, the traceback on request
+        if os.environ.get("TUTOR_DEBUG"):
+            raise
+        return fail(f"internal error: {type(error).__name__}: {error} (run with TUTOR_DEBUG=1 for details)")
+
+
+def run_trace(text: str, model_name: str, lang: str, *, as_json: bool, top_k: int) -> int:
+    import model
+    from tutor.report import render_report, trace_report
+
+    try:
+        gpt = model.load(model_name)
+    except model.WeightsError as error:
+        return fail(str(error))
+    trace = gpt.run(text)
+    report = trace_report(gpt, trace, top_k=max(top_k, 0))
+    notices = []
+    if not gpt.trained:
+        notices.append(
+            f"note: model '{gpt.name}' has untrained (random) weights: the numbers show the mechanics, "
+            "not anything learned"
+        )
+    if trace.dropped:
+        notices.append(
+            f"note: the prompt is longer than the context; kept the last {len(trace.tokens)} tokens, "
+            f"dropped {trace.dropped}"
+        )
+    for notice in notices:
+        print(notice, file=sys.stderr)
+    if as_json:
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        from rich.console import Console
+
+        Console().print(render_report(report, trace, lang))
+    return 0
+
+
+def run_app(model_name: str, lang: str) -> int:
+    return fail('the interactive app is not in this build yet; try: tutor trace "猫追狗"', code=2)
+
+
+def fail(message: str, code: int = 1) -> int:
+    print(f"tutor: error: {message}", file=sys.stderr)
+    return code
