@@ -64,7 +64,7 @@ def render_report(report: dict[str, Any], trace: Trace, lang: str = "en") -> Any
         padding=(0, 1),
         pad_edge=False,
     )
-    table.add_column("步骤" if zh else "step", max_width=24, overflow="fold")
+    table.add_column("步骤" if zh else "step", overflow="fold")
     table.add_column("词元" if zh else "token", no_wrap=True)
     for header in ("in μ", "in σ", "in ‖x‖", "out μ", "out σ", "out ‖x‖"):
         table.add_column(header, justify="right", no_wrap=True)

@@ -1,0 +1,67 @@
+"""The three rooms and their one-way doors: tutor/ imports model/, model/ imports NumPy, content/ is data."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL_MAY_IMPORT = {"numpy", "safetensors", "tokenizers", "model"}
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "model").rglob("*.py")), ids=lambda p: p.name)
+def test_model_imports_only_numpy_and_the_standard_library(path: Path) -> None:
+    foreign = imports_of(path) - MODEL_MAY_IMPORT - set(sys.stdlib_module_names)
+    assert not foreign, f"{path.name} imports {foreign}"
+
+
+def test_content_holds_no_code() -> None:
+    assert not [p for p in (ROOT / "content").rglob("*") if p.suffix in {".py", ".pyc", ".sh"}]
+
+
+def _fresh_python(code: str) -> str:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_model_runs_with_no_textual_or_rich_loaded() -> None:
+    loaded = _fresh_python(
+        "import sys, model; model.load('tiny').run('猫追狗');"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'textual', 'rich', 'tutor'}))"
+    )
+    assert loaded == "[]"
+
+
+def test_trace_command_does_not_import_textual() -> None:
+    loaded = _fresh_python(
+        "import sys, io, contextlib; from tutor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    main(['trace', '猫追狗']); main(['trace', '猫', '--json']); main(['--version']) if False else None\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+    )
+    assert loaded == "[]"
+
+
+def test_ruff_is_clean() -> None:
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(ruff).exists():
+        pytest.skip("ruff is not installed")
+    result = subprocess.run([ruff, "check", "--quiet", str(ROOT)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
