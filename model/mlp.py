@@ -16,7 +16,8 @@ def gelu(x: np.ndarray) -> np.ndarray:
 
     gelu(x) = ½ · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))
     """
-    return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+    cube = x * x * x  # NumPy's float32 `x**3` goes through pow(): ~70× slower here
+    return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * cube)))
 
 
 def mlp(

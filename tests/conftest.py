@@ -22,8 +22,12 @@ VARIANTS = [
 
 def variant_id(variant: dict) -> str:
     return "-".join(
-        [variant["positional"], variant["norm"] + "norm",
-         "res" if variant["residual"] else "nores", "causal" if variant["causal"] else "full"]
+        [
+            variant["positional"],
+            variant["norm"] + "norm",
+            "res" if variant["residual"] else "nores",
+            "causal" if variant["causal"] else "full",
+        ]
     )
 
 

@@ -16,7 +16,11 @@ import model
 
 def tutor(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tutor", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "tutor", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})},
     )
 

@@ -69,6 +69,7 @@ def test_rope_rotates_pairs_keeps_length_and_sees_only_relative_position() -> No
     x0, x1 = q[0, 0, 0], q[0, 0, 1]
     assert rotated[3, 0, 0] == pytest.approx(x0 * math.cos(3) - x1 * math.sin(3), abs=1e-5)
     assert rotated[3, 0, 1] == pytest.approx(x0 * math.sin(3) + x1 * math.cos(3), abs=1e-5)
+
     # q at m, k at n: the score depends only on m - n
     def score(m: int, n: int) -> float:
         return float(rope(q, pe[m : m + 1])[0, 0] @ rope(k, pe[n : n + 1])[0, 0])

@@ -20,8 +20,14 @@ def expected_hooks(cfg: GPTConfig, n: int) -> dict[str, tuple[int, ...]]:
         hooks["hook_pos_embed"] = (n, d)
 
     def norm(prefix: str) -> None:
-        hooks.update({prefix + ".hook_mean": (n, 1), prefix + ".hook_scale": (n, 1),
-                      prefix + ".hook_xhat": (n, d), prefix + ".hook_normalized": (n, d)})
+        hooks.update(
+            {
+                prefix + ".hook_mean": (n, 1),
+                prefix + ".hook_scale": (n, 1),
+                prefix + ".hook_xhat": (n, d),
+                prefix + ".hook_normalized": (n, d),
+            }
+        )
 
     for i in range(cfg.n_layers):
         b = f"blocks.{i}."
@@ -30,9 +36,16 @@ def expected_hooks(cfg: GPTConfig, n: int) -> dict[str, tuple[int, ...]]:
             if cfg.norm != "none":
                 norm(b + ln)
             if sub == "attn":
-                hooks.update({b + "attn.hook_q": (n, h, dh), b + "attn.hook_k": (n, h, dh),
-                              b + "attn.hook_v": (n, h, dh), b + "attn.hook_attn_scores": (h, n, n),
-                              b + "attn.hook_pattern": (h, n, n), b + "attn.hook_z": (n, h, dh)})
+                hooks.update(
+                    {
+                        b + "attn.hook_q": (n, h, dh),
+                        b + "attn.hook_k": (n, h, dh),
+                        b + "attn.hook_v": (n, h, dh),
+                        b + "attn.hook_attn_scores": (h, n, n),
+                        b + "attn.hook_pattern": (h, n, n),
+                        b + "attn.hook_z": (n, h, dh),
+                    }
+                )
                 if cfg.positional == "rope":
                     hooks.update({b + "attn.hook_rot_q": (n, h, dh), b + "attn.hook_rot_k": (n, h, dh)})
             else:
@@ -72,7 +85,7 @@ def test_tiny_trace_names_follow_transformerlens(tiny) -> None:
     assert trace.tokens == tiny.tokenizer.encode("猫追狗") and trace.pieces == ["猫", "追", "狗"]
     resid = trace["blocks.0.hook_resid_pre"]
     assert resid == pytest.approx(trace["hook_embed"] + trace["hook_pos_embed"])
-    ln = trace["blocks.0.ln1"+".hook_scale"]
+    ln = trace["blocks.0.ln1" + ".hook_scale"]
     assert ln[:, 0] == pytest.approx(np.sqrt(resid.var(axis=-1) + 1e-5), rel=1e-5)
     with pytest.raises(KeyError, match="did you mean"):
         trace["blocks.0.attn.hook_patern"]
@@ -84,8 +97,16 @@ def _steps(**variant) -> list[tuple[str, str, str]]:
 
 def test_steps_of_a_pre_norm_block() -> None:
     assert [name for name, _, _ in _steps()] == [
-        "embed", "blocks.0.ln1", "blocks.0.attn", "blocks.0.attn_add", "blocks.0.ln2", "blocks.0.mlp",
-        "blocks.0.mlp_add", "ln_final", "unembed"]
+        "embed",
+        "blocks.0.ln1",
+        "blocks.0.attn",
+        "blocks.0.attn_add",
+        "blocks.0.ln2",
+        "blocks.0.mlp",
+        "blocks.0.mlp_add",
+        "ln_final",
+        "unembed",
+    ]
 
 
 def test_steps_of_a_post_norm_block_put_the_norm_after_the_add() -> None:
@@ -103,9 +124,22 @@ def test_steps_of_a_post_norm_block_put_the_norm_after_the_add() -> None:
 
 def test_steps_without_residual_or_norm() -> None:
     assert [n for n, _, _ in _steps(residual=False)] == [
-        "embed", "blocks.0.ln1", "blocks.0.attn", "blocks.0.ln2", "blocks.0.mlp", "ln_final", "unembed"]
+        "embed",
+        "blocks.0.ln1",
+        "blocks.0.attn",
+        "blocks.0.ln2",
+        "blocks.0.mlp",
+        "ln_final",
+        "unembed",
+    ]
     assert [n for n, _, _ in _steps(norm="none", positional="rope")] == [
-        "embed", "blocks.0.attn", "blocks.0.attn_add", "blocks.0.mlp", "blocks.0.mlp_add", "unembed"]
+        "embed",
+        "blocks.0.attn",
+        "blocks.0.attn_add",
+        "blocks.0.mlp",
+        "blocks.0.mlp_add",
+        "unembed",
+    ]
 
 
 def test_steps_have_labels_in_both_languages(tiny) -> None:
@@ -164,7 +198,8 @@ def reference_logits(gpt: GPT, tokens: list[int]) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "wiring", [dict(norm="pre"), dict(norm="post"), dict(norm="pre", residual=False), dict(norm="pre", causal=False)],
+    "wiring",
+    [dict(norm="pre"), dict(norm="post"), dict(norm="pre", residual=False), dict(norm="pre", causal=False)],
     ids=["pre-norm", "post-norm", "no-residual", "no-mask"],
 )
 def test_blocks_match_an_independent_computation(make_gpt, wiring) -> None:

@@ -19,7 +19,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     result = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(out)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     if result.returncode != 0 and "hatchling" in result.stderr:
         pytest.skip("hatchling is not installed (it comes with the test extra)")
@@ -42,7 +44,9 @@ def test_installed_wheel_runs_from_another_folder(wheel: Path, tmp_path: Path) -
     site = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
-        check=True, capture_output=True, timeout=300,
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -53,8 +57,12 @@ def test_installed_wheel_runs_from_another_folder(wheel: Path, tmp_path: Path) -
     assert tutor_file.startswith(str(site)) and model_file.startswith(str(site))
     assert Path(content).is_dir() and content.startswith(str(site))
     result = subprocess.run(
-        [sys.executable, "-m", "tutor", "trace", "猫追狗", "--json"], cwd=elsewhere, env=env, capture_output=True,
-        text=True, timeout=120,
+        [sys.executable, "-m", "tutor", "trace", "猫追狗", "--json"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert [t["text"] for t in json.loads(result.stdout)["tokens"]] == ["猫", "追", "狗"]
