@@ -89,7 +89,18 @@ def run_trace(text: str, model_name: str, lang: str, *, as_json: bool, top_k: in
 
 
 def run_app(model_name: str, lang: str) -> int:
-    return fail('the interactive app is not in this build yet; try: tutor trace "猫追狗"', code=2)
+    import model
+
+    try:
+        gpt = model.load(model_name)
+    except model.WeightsError as error:
+        return fail(str(error))
+    if not sys.stdout.isatty() or not sys.stdin.isatty():
+        return fail("tutor needs a terminal; for plain output try: tutor trace TEXT")
+    from tutor.app import TutorApp
+
+    TutorApp(gpt, lang).run()
+    return 0
 
 
 def fail(message: str, code: int = 1) -> int:

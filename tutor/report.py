@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from model import GPT, Trace
+from tutor.view import visible_piece as visible
 
 
 def token_stats(x: np.ndarray) -> dict[str, list[float]]:
@@ -80,9 +81,3 @@ def render_report(report: dict[str, Any], trace: Trace, lang: str = "en") -> Any
     for i, guess in enumerate(report["next_token"]):
         guesses.append(("  " if i else "") + f"{visible(guess['text'])} {guess['prob']:.1%}")
     return Group(table, guesses)
-
-
-def visible(piece: str) -> str:
-    """A token as it can be seen: spaces and control characters shown by name."""
-    names = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
-    return "".join(names.get(ch, f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127 else ch) for ch in piece)

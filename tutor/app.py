@@ -1,0 +1,165 @@
+"""The Textual app: it owns the model, the lessons and the learner's progress; MainScreen does the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+import model
+from model import GPT
+from tutor.i18n import t
+from tutor.lessons import MODEL_VARIANTS, Lesson, load_lessons
+from tutor.paths import content_dir
+from tutor.progress import ProgressStore
+from tutor.screens.lessons import LessonListScreen
+from tutor.screens.main import MainScreen
+
+
+class TutorCommands(Provider):
+    """The command palette: lessons, model variants, steps and blocks."""
+
+    def _commands(self) -> Iterator[tuple[str, Any, str]]:
+        app: TutorApp = self.app  # type: ignore[assignment]
+        screen = app.main
+        zh = app.lang == "zh"
+        for n, lesson in enumerate(app.lessons, 1):
+            yield (
+                f"{'课程' if zh else 'Lesson'} {n}: {lesson.title}",
+                lambda i=lesson.id: app.open_lesson_now(i),
+                "✓" if lesson.id in app.progress.done else "",
+            )
+        for name in MODEL_VARIANTS:
+            yield (
+                f"{'模型' if zh else 'Model'}: {name}",
+                lambda n=name: screen.switch_model(n),
+                "shipped" if name in model.shipped_models() else "not shipped yet",
+            )
+        for step in screen.gpt.steps:
+            yield (
+                f"{'步骤' if zh else 'Step'} {step.index}: {step.label(app.lang)}",
+                lambda name=step.name: screen.goto_step_name(name),
+                step.name,
+            )
+        yield ("中文 / English", app.action_toggle_language, "F5")
+
+    async def discover(self) -> Hits:
+        for title, callback, help_text in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, callback, help_text in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+
+
+class TutorApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "tutor"
+    COMMANDS = App.COMMANDS | {TutorCommands}
+
+    def __init__(self, gpt: GPT, lang: str, store: ProgressStore | None = None, content: Path | None = None) -> None:
+        super().__init__()
+        self.gpt = gpt
+        self.lang = lang
+        self.content = content or content_dir()
+        self.store = store or ProgressStore()
+        self.progress, self._progress_notice = self.store.load()
+        self.lessons: list[Lesson] = []
+        self.main = MainScreen(gpt, lang)
+
+    async def on_mount(self) -> None:
+        await self.push_screen(self.main)
+        if self._progress_notice:
+            self.notify(self._progress_notice, severity="warning", timeout=10)
+        self.lessons = load_lessons(self.lang, self.content)
+        last = self.progress.last
+        start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
+        await self.open_lesson(start, resume=True)
+
+    # -- progress ------------------------------------------------------------------------------
+
+    def remember(self, **changes: Any) -> None:
+        """Keep where the learner is (lesson, step, prompt, model, language); saved at once, atomically."""
+        self.progress.last.update(changes)
+        self._save()
+
+    def _save(self) -> None:
+        notice = self.store.save(self.progress)
+        if notice:
+            self.notify(notice, severity="warning", timeout=10)
+
+    # -- lessons -------------------------------------------------------------------------------
+
+    def lesson_by_id(self, lesson_id: str | None) -> Lesson | None:
+        return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
+
+    async def open_lesson(self, lesson_id: str | None, heading: str | None = None, resume: bool = False) -> None:
+        lesson = self.lesson_by_id(lesson_id) or (self.lessons[0] if self.lessons else None)
+        if lesson_id and self.lesson_by_id(lesson_id) is None and not resume:
+            self.notify(f"no lesson '{lesson_id}'", severity="warning")
+        position = f"{self.lessons.index(lesson) + 1}/{len(self.lessons)}" if lesson else ""
+        empty = t("no_lessons", self.lang, path=self.content / self.lang)
+        await self.main.show_lesson(lesson, position, empty)
+        last = self.progress.last
+        if resume and lesson and last.get("lesson") == lesson.id:
+            # back where the learner left off: their prompt, model and step, not the lesson's defaults
+            if isinstance(last.get("model"), str) and last["model"] != self.main.gpt.name:
+                self.main.switch_model(last["model"])
+            self.main.set_prompt(str(last.get("prompt", lesson.prompt)))
+            if isinstance(last.get("step"), str):
+                self.main.pending_step = last["step"]
+        elif lesson:
+            self.main.start_lesson(lesson)
+        else:
+            self.main.set_prompt(str(last.get("prompt", "猫追狗")) if resume else "猫追狗")
+        if heading and lesson and not self.main.query_one("#lesson").goto_heading(heading):  # type: ignore[attr-defined]
+            self.notify(f"no heading '{heading}' in this lesson", severity="warning")
+        if lesson:
+            self.remember(lesson=lesson.id, lang=self.lang)
+
+    def open_lesson_now(self, lesson_id: str) -> None:
+        self.run_worker(self.open_lesson(lesson_id), exclusive=True, group="lesson")
+
+    async def step_lesson(self, delta: int) -> None:
+        current = self.main.lesson
+        if not self.lessons or current is None:
+            return
+        if delta > 0 and current.id not in self.progress.done:
+            self.progress.done.append(current.id)
+            self._save()
+        index = self.lessons.index(current) + delta
+        if 0 <= index < len(self.lessons):
+            await self.open_lesson(self.lessons[index].id)
+        elif delta > 0:
+            self.notify("✓ " + ("全部课程已完成" if self.lang == "zh" else "that was the last lesson"))
+
+    def action_lessons(self) -> None:
+        def chosen(lesson_id: str | None) -> None:
+            if lesson_id:
+                self.open_lesson_now(lesson_id)
+
+        current = self.main.lesson.id if self.main.lesson else None
+        self.push_screen(LessonListScreen(self.lessons, set(self.progress.done), current, self.lang), chosen)
+
+    def action_toggle_language(self) -> None:
+        self.lang = "en" if self.lang == "zh" else "zh"
+        current = self.main.lesson.id if self.main.lesson else None
+        self.lessons = load_lessons(self.lang, self.content)
+        self.main.lang = self.lang
+        for pane_id in ("vectors", "layernorm", "residual", "attention", "next"):
+            self.main.query_one("#panels").get_tab(pane_id).label = t(pane_id, self.lang)  # type: ignore[attr-defined]
+        self.main.query_one("#prompt").placeholder = t("prompt_placeholder", self.lang)  # type: ignore[attr-defined]
+        self.main.refresh_panels()
+        self.remember(lang=self.lang)
+        self.run_worker(self._reopen(current), exclusive=True, group="lesson")
+
+    async def _reopen(self, lesson_id: str | None) -> None:
+        lesson = self.lesson_by_id(lesson_id)
+        position = f"{self.lessons.index(lesson) + 1}/{len(self.lessons)}" if lesson else ""
+        await self.main.show_lesson(lesson, position, t("no_lessons", self.lang, path=self.content / self.lang))

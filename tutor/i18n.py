@@ -1,0 +1,78 @@
+"""The app's own words, in Chinese and English. Lessons carry their own text."""
+
+from __future__ import annotations
+
+STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+    "prompt": ("Prompt", "提示词"),
+    "prompt_placeholder": ("Type a prompt, e.g. 猫追狗", "输入提示词，例如 猫追狗"),
+    "tokens": ("Tokens", "词元"),
+    "vectors": ("Vectors", "向量"),
+    "layernorm": ("LayerNorm", "LayerNorm"),
+    "residual": ("Residual", "残差流"),
+    "attention": ("Attention", "注意力"),
+    "next": ("Next token", "下一个词元"),
+    "lesson": ("Lesson", "课程"),
+    "step": ("Step", "步骤"),
+    "untrained": ("untrained weights", "未训练的权重"),
+    "empty_prompt": ("Type a prompt to see the model at work.", "输入提示词，看看模型如何计算。"),
+    "dropped": (
+        "The prompt is longer than the context: only the last {n} tokens are used ({d} dropped).",
+        "提示词超出上下文长度：只使用最后 {n} 个词元（丢弃了 {d} 个）。",
+    ),
+    "too_small": (
+        "Make the window larger: tutor needs at least {w}×{h} (now {cw}×{ch}).",
+        "请把窗口调大：tutor 至少需要 {w}×{h}（当前 {cw}×{ch}）。",
+    ),
+    "token_embedding": ("token embedding W_E[token]", "词元嵌入 W_E[token]"),
+    "position_vector": ("position vector PE(pos)", "位置向量 PE(pos)"),
+    "learned_vector": ("learned position vector W_pos[pos]", "可学习的位置向量 W_pos[pos]"),
+    "sum_vector": ("sum x = token + position", "相加 x = 词元 + 位置"),
+    "rope_note": (
+        "RoPE adds no vector: it turns each pair (q₂ᵢ, q₂ᵢ₊₁) and (k₂ᵢ, k₂ᵢ₊₁) "
+        "by θ = pos / base^(2i/d_head). Angles θ (radians, mod 2π) per pair:",
+        "RoPE 不加向量：它把每一对 (q₂ᵢ, q₂ᵢ₊₁)、(k₂ᵢ, k₂ᵢ₊₁) 旋转 θ = pos / base^(2i/d_head)。"
+        "每对维度的角度 θ（弧度，对 2π 取模）：",
+    ),
+    "no_position": (
+        "This model adds no position information: the token vector is all there is.",
+        "这个模型不加入任何位置信息：只有词元向量本身。",
+    ),
+    "no_norm": ("This model has no LayerNorm.", "这个模型没有 LayerNorm。"),
+    "ln_title": ("{label}: normalising each token's own vector", "{label}：对每个词元自己的向量做归一化"),
+    "ln_input": ("input x", "输入 x"),
+    "ln_xhat": ("x̂ = (x − μ)/√(σ²+ε)", "x̂ = (x − μ)/√(σ²+ε)"),
+    "ln_output": ("output γ·x̂ + β", "输出 γ·x̂ + β"),
+    "ln_gamma": (
+        "γ: mean {gm}, std {gs} · β: mean {bm}, std {bs}",
+        "γ：均值 {gm}，标准差 {gs} · β：均值 {bm}，标准差 {bs}",
+    ),
+    "resid_title": ("‖x‖ of the residual stream, token {token}", "残差流的 ‖x‖，词元 {token}"),
+    "attn_title": (
+        "Block {block} · head {head}/{heads} · row = query, column = key",
+        "第 {block} 块 · 头 {head}/{heads} · 行 = 查询，列 = 键",
+    ),
+    "next_title": ("After {token} (position {pos}) the model guesses:", "在 {token}（位置 {pos}）之后，模型猜："),
+    "step_of": ("Step {i}/{n}", "步骤 {i}/{n}"),
+    "reads": ("reads", "读取"),
+    "writes": ("writes", "写入"),
+    "adds": ("adds", "加上"),
+    "help_title": ("Keys", "按键"),
+    "lessons_title": ("Lessons", "课程列表"),
+    "no_lessons": ("No lessons found in {path}.", "在 {path} 中没有找到课程。"),
+    "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
+}
+
+FORMULAS: dict[str, str] = {
+    "embed": "x = W_E[token] + PE(pos)",
+    "norm": "y = γ · (x − μ) / √(σ² + ε) + β",
+    "attention": "z = softmax(q·kᵀ / √d_head) · v,  out = z W_O + b_O",
+    "residual": "x ← x + F(x)",
+    "mlp": "out = gelu(x W_in + b_in) W_out + b_out",
+    "unembed": "logits = x · W_Eᵀ",
+}
+
+
+def t(key: str, lang: str, **values: object) -> str:
+    en, zh = STRINGS[key]
+    text = zh if lang == "zh" else en
+    return text.format(**values) if values else text

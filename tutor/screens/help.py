@@ -1,0 +1,57 @@
+"""Every key, in the learner's language."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tutor.i18n import t
+
+KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
+    ("↓ / ↑", "next / previous step (also j / k)", "下一步 / 上一步（也可用 j / k）"),
+    ("PgDn / PgUp", "next / previous block", "下一个块 / 上一个块"),
+    ("shift+↑ / shift+↓", "first / last step", "第一步 / 最后一步"),
+    ("0 … 9", "jump to block N (outside the prompt)", "跳到第 N 块（焦点不在提示词时）"),
+    ("alt+→ / alt+←", "next / previous token (also l / h)", "下一个 / 上一个词元（也可用 l / h）"),
+    ("F4 / shift+F4", "next / previous attention head (also ] / [)", "下一个 / 上一个注意力头（也可用 ] / [）"),
+    ("F6", "next panel", "下一个面板"),
+    ("F2", "lesson list", "课程列表"),
+    ("F7 / F8", "previous / next lesson (F8 marks this one done)", "上一课 / 下一课（F8 会把本课标为完成）"),
+    (
+        "F3",
+        "lesson or panels (small windows); hide the lesson (wide ones)",
+        "窗口小时在课程与面板间切换；宽窗口时隐藏课程",
+    ),
+    ("F5", "中文 / English", "中文 / English"),
+    ("/", "back to the prompt", "回到提示词输入框"),
+    ("tab / shift+tab", "move the focus", "切换焦点"),
+    ("ctrl+p", "command palette: lessons, models, steps", "命令面板：课程、模型、步骤"),
+    ("F1 or ?", "this help", "本帮助"),
+    ("ctrl+q", "quit (progress is saved as you go)", "退出（进度随时自动保存）"),
+]
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,f1,question_mark,q", "dismiss", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: auto; max-width: 100%; height: auto; max-height: 100%;
+                                   border: round $accent; padding: 0 1; background: $surface; }
+    """
+
+    def __init__(self, lang: str) -> None:
+        super().__init__()
+        self.lang = lang
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, title=t("help_title", self.lang), padding=(0, 2), show_header=False)
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for keys, en, zh in KEYS:
+            table.add_row(keys, zh if self.lang == "zh" else en)
+        with VerticalScroll():
+            yield Static(table)

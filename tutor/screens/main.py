@@ -1,0 +1,405 @@
+"""The tutor's one working screen: the lesson beside the live panels, and the keys that drive them."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import Resize
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Markdown, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+import model
+from model import GPT, Trace
+from tutor.i18n import t
+from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, parse_link
+from tutor.messages import TraceReady
+from tutor.view import View
+from tutor.widgets.attention_panel import AttentionPanel
+from tutor.widgets.layernorm_panel import LayerNormPanel
+from tutor.widgets.lesson_view import LessonView
+from tutor.widgets.next_token_panel import NextTokenPanel
+from tutor.widgets.residual_panel import ResidualPanel
+from tutor.widgets.step_bar import StepBar
+from tutor.widgets.step_info import StepInfo
+from tutor.widgets.token_strip import TokenStrip
+from tutor.widgets.vectors_panel import VectorsPanel
+
+MIN_WIDTH, MIN_HEIGHT = 60, 16
+COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
+WIDE_WIDTH = 170  # from here the residual chart and the next-token guess stay in view beside the tabs
+PANEL_FOR_KIND = {
+    "embed": "vectors",
+    "norm": "layernorm",
+    "attention": "attention",
+    "residual": "residual",
+    "mlp": "residual",
+    "unembed": "next",
+}
+
+
+class MainScreen(Screen[None]):
+    BINDINGS = [
+        # priority: the prompt (a scrolling widget underneath) would otherwise claim these keys
+        Binding("down", "step(1)", "Step", key_display="↓↑", priority=True),
+        Binding("up", "step(-1)", "Back", show=False, priority=True),
+        Binding("pagedown", "block(1)", "Block", key_display="PgDn", priority=True),
+        Binding("pageup", "block(-1)", "Block back", show=False, priority=True),
+        Binding("shift+up", "first_step", "First step", show=False, priority=True),
+        Binding("shift+down", "last_step", "Last step", show=False, priority=True),
+        Binding("alt+right", "move_token(1)", "Token", key_display="alt+→"),
+        Binding("alt+left", "move_token(-1)", "Token back", show=False),
+        Binding("f4", "head(1)", "Head"),
+        Binding("shift+f4", "head(-1)", "Head back", show=False),
+        Binding("f6", "next_panel", "Panel"),
+        Binding("f2", "lessons", "Lessons"),
+        Binding("f7", "lesson(-1)", "Prev lesson", show=False),
+        Binding("f8", "lesson(1)", "Next lesson"),
+        Binding("f3", "toggle_lesson", "Lesson/panels"),
+        Binding("f5", "toggle_language", "中/En"),
+        Binding("f1", "help", "Help"),
+        # single keys, only when the prompt does not have the focus (the input would type them)
+        Binding("j", "step(1)", show=False),
+        Binding("k", "step(-1)", show=False),
+        Binding("l,right", "move_token(1)", show=False),
+        Binding("h,left", "move_token(-1)", show=False),
+        Binding("right_square_bracket", "head(1)", show=False),
+        Binding("left_square_bracket", "head(-1)", show=False),
+        Binding("question_mark", "help", show=False),
+        Binding("slash", "focus_prompt", show=False),
+        *[Binding(str(n), f"goto_block({n})", show=False) for n in range(10)],
+    ]
+
+    def __init__(self, gpt: GPT, lang: str) -> None:
+        super().__init__()
+        self.gpt = gpt
+        self.lang = lang
+        self.trace: Trace | None = None
+        self.prompt = ""
+        self.step_index = 0
+        self.token = 0
+        self.head = 0
+        self.lesson: Lesson | None = None
+        self.pending_step: str | None = None  # a step a lesson asked for, applied when its trace arrives
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="topbar")
+        with Horizontal(id="body"):
+            yield LessonView(id="lesson")
+            with Vertical(id="work"):
+                yield Input(placeholder=t("prompt_placeholder", self.lang), id="prompt")
+                yield TokenStrip(id="tokens")
+                yield StepBar(id="stepbar")
+                yield StepInfo(id="stepinfo")
+                with TabbedContent(id="panels"):
+                    with TabPane(t("vectors", self.lang), id="vectors"):
+                        yield VectorsPanel()
+                    with TabPane(t("layernorm", self.lang), id="layernorm"), VerticalScroll():
+                        yield LayerNormPanel()
+                    with TabPane(t("residual", self.lang), id="residual"), VerticalScroll():
+                        yield ResidualPanel()
+                    with TabPane(t("attention", self.lang), id="attention"):
+                        yield AttentionPanel()
+                    with TabPane(t("next", self.lang), id="next"), VerticalScroll():
+                        yield NextTokenPanel()
+            with Vertical(id="side"):
+                with VerticalScroll():
+                    yield ResidualPanel(id="side-residual")
+                with VerticalScroll():
+                    yield NextTokenPanel(id="side-next")
+        yield Static(id="too-small")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        prompt = self.query_one("#prompt", Input)
+        prompt.cursor_blink = False  # blinking costs bandwidth over SSH
+        prompt.focus()
+
+    def on_resize(self, event: Resize) -> None:
+        width, height = event.size
+        too_small = width < MIN_WIDTH or height < MIN_HEIGHT
+        self.set_class(too_small, "-too-small")
+        self.set_class(width < COMPACT_WIDTH, "-compact")
+        self.set_class(width >= WIDE_WIDTH, "-wide")
+        if too_small:
+            self.query_one("#too-small", Static).update(
+                t("too_small", self.lang, w=MIN_WIDTH, h=MIN_HEIGHT, cw=width, ch=height)
+            )
+        self.refresh_panels()
+
+    # -- the model, in a worker ----------------------------------------------------------------
+
+    @on(Input.Changed, "#prompt")
+    def prompt_changed(self, event: Input.Changed) -> None:
+        self.run_model(event.value, self.gpt)
+
+    def set_prompt(self, text: str) -> None:
+        prompt = self.query_one("#prompt", Input)
+        if prompt.value == text:
+            self.run_model(text, self.gpt)
+        else:
+            prompt.value = text  # Input.Changed runs the model
+        prompt.cursor_position = len(text)
+
+    @work(thread=True, exclusive=True, group="model")
+    def run_model(self, prompt: str, gpt: GPT) -> None:
+        trace = gpt.run(prompt)
+        if not get_current_worker().is_cancelled:  # a newer keystroke has its own worker: the latest wins
+            self.post_message(TraceReady(prompt, gpt, trace))
+
+    def on_trace_ready(self, message: TraceReady) -> None:
+        if message.gpt is not self.gpt:
+            return
+        old = self.trace
+        was_at_end = old is None or self.token >= len(old.tokens) - 1
+        self.trace, self.prompt = message.trace, message.prompt
+        n = len(message.trace.tokens)
+        self.token = max(0, n - 1) if was_at_end else min(self.token, max(0, n - 1))
+        if old is None or old.steps is not message.trace.steps:
+            self.step_index = min(self.step_index, len(message.trace.steps) - 1)
+        if self.pending_step is not None:
+            self.goto_step_name(self.pending_step)
+            self.pending_step = None
+        self.refresh_panels()
+        self.app.remember(prompt=message.prompt)  # type: ignore[attr-defined]
+
+    # -- drawing -------------------------------------------------------------------------------
+
+    def view(self) -> View | None:
+        if self.trace is None:
+            return None
+        return View(self.gpt, self.trace, self.step_index, self.token, self.head, self.lang)
+
+    def refresh_panels(self) -> None:
+        view = self.view()
+        if view is None or not self.is_mounted:
+            return
+        self.update_topbar()
+        self.query_one(TokenStrip).show(view)
+        self.query_one(StepBar).show(view.trace.steps, view.step_index)
+        self.query_one(StepInfo).show(view)
+        if self.has_class("-too-small"):
+            return
+        if not view.n_tokens:
+            return
+        active = self.query_one("#panels", TabbedContent).active
+        panels = {
+            "vectors": VectorsPanel,
+            "layernorm": LayerNormPanel,
+            "residual": ResidualPanel,
+            "attention": AttentionPanel,
+            "next": NextTokenPanel,
+        }
+        if active in panels and not (self.has_class("-compact") and self.has_class("-lesson")):
+            self.query_one(f"#{active}").query_one(panels[active]).show(view)
+        if self.has_class("-wide"):
+            self.query_one("#side-residual", ResidualPanel).show(view)
+            self.query_one("#side-next", NextTokenPanel).show(view)
+
+    def update_topbar(self) -> None:
+        title = self.lesson.title if self.lesson else ""
+        status = "" if self.gpt.trained else f" ({t('untrained', self.lang)})"
+        language = "中文" if self.lang == "zh" else "English"
+        self.query_one("#topbar", Static).update(
+            f"[b]tutor[/b] · {title} · model [b]{self.gpt.name}[/b]{status} · {language}"
+        )
+
+    @on(TabbedContent.TabActivated, "#panels")
+    def panel_switched(self) -> None:
+        self.refresh_panels()
+
+    # -- stepping ------------------------------------------------------------------------------
+
+    def _go(self, index: int) -> None:
+        if self.trace is None:
+            return
+        self.step_index = max(0, min(index, len(self.trace.steps) - 1))
+        self.query_one("#panels", TabbedContent).active = PANEL_FOR_KIND[self.trace.steps[self.step_index].kind]
+        self.refresh_panels()
+        self.app.remember(step=self.trace.steps[self.step_index].name)  # type: ignore[attr-defined]
+
+    def action_step(self, delta: int) -> None:
+        self._go(self.step_index + delta)
+
+    def action_first_step(self) -> None:
+        self._go(0)
+
+    def action_last_step(self) -> None:
+        if self.trace is not None:
+            self._go(len(self.trace.steps) - 1)
+
+    def action_block(self, delta: int) -> None:
+        """To the first step of the next (or previous) block; past the last block, to the end."""
+        if self.trace is None:
+            return
+        steps = self.trace.steps
+        current = steps[self.step_index].block
+        if delta > 0:
+            target = next(
+                (
+                    s.index
+                    for s in steps[self.step_index :]
+                    if s.block is not None and (current is None or s.block > current)
+                ),
+                len(steps) - 1,
+            )
+            if current is None and steps[self.step_index].kind != "embed":
+                target = len(steps) - 1
+        else:
+            here = (
+                current
+                if current is not None
+                else (-1 if steps[self.step_index].kind == "embed" else self.gpt.config.n_layers)
+            )
+            starts = [
+                s.index
+                for s in steps
+                if s.block is not None and s.block < here and (s.index == 0 or steps[s.index - 1].block != s.block)
+            ]
+            target = starts[-1] if starts else 0
+        self._go(target)
+
+    def action_goto_block(self, block: int) -> None:
+        if self.trace is None:
+            return
+        first = next((s.index for s in self.trace.steps if s.block == block), None)
+        if first is None:
+            self.notify(f"this model has blocks 0–{self.gpt.config.n_layers - 1}", severity="warning")
+        else:
+            self._go(first)
+
+    def goto_step_name(self, name: str) -> bool:
+        if self.trace is None:
+            self.pending_step = name
+            return True
+        index = next((s.index for s in self.trace.steps if s.name == name), None)
+        if index is None:
+            self.notify(f"model {self.gpt.name} has no step {name}", severity="warning")
+            return False
+        self._go(index)
+        return True
+
+    def action_move_token(self, delta: int) -> None:
+        if self.trace is not None and self.trace.tokens:
+            self.token = max(0, min(self.token + delta, len(self.trace.tokens) - 1))
+            self.refresh_panels()
+
+    def action_head(self, delta: int) -> None:
+        self.head = (self.head + delta) % self.gpt.config.n_heads
+        self.refresh_panels()
+
+    def action_next_panel(self) -> None:
+        tabs = self.query_one("#panels", TabbedContent)
+        order = list(PANELS[1:])  # "tokens" is always in view, not a tab
+        tabs.active = order[(order.index(tabs.active) + 1) % len(order)] if tabs.active in order else order[0]
+
+    def action_focus_prompt(self) -> None:
+        self.query_one("#prompt", Input).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the lesson has the focus, the arrows and page keys scroll it instead of stepping."""
+        if action in {"step", "block", "first_step", "last_step"} and self.focused is not None:
+            lesson = self.query_one(LessonView)
+            if lesson in self.focused.ancestors_with_self:
+                return False
+        return True
+
+    def action_toggle_lesson(self) -> None:
+        self.toggle_class("-lesson")
+        self.refresh_panels()
+
+    # -- lessons and links ---------------------------------------------------------------------
+
+    async def show_lesson(self, lesson: Lesson | None, position: str, empty: str) -> None:
+        self.lesson = lesson
+        header = f"{position}  {lesson.title}" if lesson else ""
+        await self.query_one(LessonView).show(lesson, header, empty)
+        self.update_topbar()
+
+    def start_lesson(self, lesson: Lesson) -> None:
+        """Set the panels the way the lesson's front matter asks."""
+        if lesson.model and lesson.model != self.gpt.name:
+            self.switch_model(lesson.model)
+        if lesson.prompt:
+            self.set_prompt(lesson.prompt)
+        if lesson.steps:
+            self.pending_step = lesson.steps[0]
+            if self.trace is not None and self.prompt == lesson.prompt:
+                self.goto_step_name(lesson.steps[0])
+                self.pending_step = None
+        if lesson.panels and lesson.panels[0] in PANELS and lesson.panels[0] != "tokens":
+            self.query_one("#panels", TabbedContent).active = lesson.panels[0]
+
+    def switch_model(self, name: str) -> bool:
+        try:
+            gpt = model.load(name)
+        except model.WeightsError as error:
+            known = name in MODEL_VARIANTS
+            self.notify(f"model {name} is not shipped yet" if known else str(error), severity="warning")
+            return False
+        self.gpt = gpt
+        self.trace = None
+        self.head = 0
+        self.run_model(self.query_one("#prompt", Input).value, gpt)
+        self.app.remember(model=name)  # type: ignore[attr-defined]
+        return True
+
+    @on(Markdown.LinkClicked)
+    async def link_clicked(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        href = event.href
+        if not href.startswith("tutor:"):
+            self.notify(t("external_link", self.lang, href=href), severity="information")
+            return
+        try:
+            link = parse_link(href)
+        except LessonError as error:
+            self.notify(str(error), severity="error")
+            return
+        await self.follow(link)
+
+    async def follow(self, link: Link) -> None:
+        """Do what a `tutor:` link says."""
+        params = link.params
+        if link.action == "show":
+            if "model" in params:
+                self.switch_model(params["model"])
+            if "prompt" in params:
+                self.set_prompt(params["prompt"])
+            if "step" in params:
+                if "prompt" in params or self.trace is None:
+                    self.pending_step = params["step"]
+                else:
+                    self.goto_step_name(params["step"])
+            if "panel" in params and params["panel"] in PANELS and params["panel"] != "tokens":
+                self.query_one("#panels", TabbedContent).active = params["panel"]
+            if "token" in params and params["token"].lstrip("-").isdigit():
+                n = len(self.trace.tokens) if self.trace else 0
+                self.token = int(params["token"]) % n if n else 0
+            if "head" in params and params["head"].isdigit():
+                self.head = int(params["head"]) % self.gpt.config.n_heads
+            self.refresh_panels()
+        elif link.action == "lesson":
+            await self.app.open_lesson(params.get("id"), heading=params.get("heading"))  # type: ignore[attr-defined]
+        else:
+            self.notify(
+                f"{link.action} '{params.get('name', '')}' is not in this version of tutor yet", severity="information"
+            )
+
+    def action_lessons(self) -> None:
+        self.app.action_lessons()  # type: ignore[attr-defined]
+
+    async def action_lesson(self, delta: int) -> None:
+        await self.app.step_lesson(delta)  # type: ignore[attr-defined]
+
+    def action_toggle_language(self) -> None:
+        self.app.action_toggle_language()  # type: ignore[attr-defined]
+
+    def action_help(self) -> None:
+        from tutor.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen(self.lang))

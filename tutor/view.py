@@ -1,0 +1,117 @@
+"""What the panels look at: one trace, the current step, token and head — and how they read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from rich.style import Style
+
+from model import GPT, Step, Trace
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything a panel needs to draw itself. Panels never run the model; they read this."""
+
+    gpt: GPT
+    trace: Trace
+    step_index: int
+    token: int  # the token cursor, a position in the trace
+    head: int
+    lang: str
+
+    @property
+    def step(self) -> Step:
+        return self.trace.steps[self.step_index]
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.trace.tokens)
+
+    @property
+    def block(self) -> int:
+        """The block the current step is in; before block 0 it is 0, after the last it is the last."""
+        if self.step.block is not None:
+            return self.step.block
+        return 0 if self.step.kind == "embed" else self.gpt.config.n_layers - 1
+
+
+@dataclass(frozen=True)
+class ResidualPoint:
+    """A place where the residual stream can be measured, and the step that writes it."""
+
+    hook: str
+    label_en: str
+    label_zh: str
+    step_index: int
+
+    def label(self, lang: str) -> str:
+        return self.label_zh if lang == "zh" else self.label_en
+
+
+def residual_points(trace: Trace) -> list[ResidualPoint]:
+    """The stream after the embedding and after every sublayer: resid_pre, then mid and post of each block."""
+    writer = {step.out_hook: step.index for step in trace.steps}
+    n_layers = trace.config.n_layers
+    # in post-norm and no-residual wirings the stream is written by the norm or the sublayer itself
+    for step in trace.steps:
+        if step.block is not None:
+            for name in ("hook_resid_mid", "hook_resid_post"):
+                hook = f"blocks.{step.block}.{name}"
+                if hook not in writer and _same_array(trace, hook, step.out_hook):
+                    writer[hook] = step.index
+    points = [ResidualPoint("blocks.0.hook_resid_pre", "embed", "嵌入", writer["blocks.0.hook_resid_pre"])]
+    for i in range(n_layers):
+        points.append(
+            ResidualPoint(
+                f"blocks.{i}.hook_resid_mid", f"B{i} attn", f"B{i} 注意力", writer.get(f"blocks.{i}.hook_resid_mid", 0)
+            )
+        )
+        points.append(
+            ResidualPoint(
+                f"blocks.{i}.hook_resid_post", f"B{i} mlp", f"B{i} MLP", writer.get(f"blocks.{i}.hook_resid_post", 0)
+            )
+        )
+    return points
+
+
+def _same_array(trace: Trace, a: str, b: str) -> bool:
+    return a in trace and b in trace and trace[a] is trace[b]
+
+
+def fmt(value: float, width: int = 5) -> str:
+    """A number in `width` cells, as many decimals as fit: "+0.12", "-12.3", "+1e+03"."""
+    if not np.isfinite(value):
+        return "−∞".rjust(width) if value < 0 else "·".rjust(width)
+    for decimals in (2, 1, 0):
+        text = f"{value:+.{decimals}f}"
+        if len(text) <= width:
+            return text.rjust(width)
+    return f"{value:+.0e}".rjust(width)
+
+
+def diverging_style(value: float, scale: float) -> Style:
+    """Blue for negative, red for positive, brighter the larger |value|/scale; text stays readable."""
+    if not np.isfinite(value) or scale <= 0:
+        return Style()
+    t = float(min(1.0, abs(value) / scale))
+    base = (58, 110, 220) if value < 0 else (220, 70, 60)
+    grey = 40
+    r, g, b = (int(grey + (c - grey) * t) for c in base)
+    return Style(bgcolor=f"rgb({r},{g},{b})", color="white" if t < 0.75 else "black" if value > 0 else "white")
+
+
+def sequential_style(value: float) -> Style:
+    """For probabilities in [0, 1]: dark to bright green."""
+    if not np.isfinite(value):
+        return Style(dim=True)
+    t = float(min(1.0, max(0.0, value)))
+    r, g, b = int(30 + 20 * t), int(40 + 170 * t), int(40 + 60 * t)
+    return Style(bgcolor=f"rgb({r},{g},{b})", color="black" if t > 0.6 else "white")
+
+
+def visible_piece(piece: str) -> str:
+    """A token as it can be seen: spaces and control characters get visible marks."""
+    names = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
+    return "".join(names.get(ch, f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127 else ch) for ch in piece)

@@ -1,0 +1,94 @@
+"""A grid of numbers on coloured cells, drawn a line at a time (Textual's Line API).
+
+The label column and the header row stay put while the cells scroll, so a 768-wide vector
+costs no more to draw than what fits on screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tutor.view import diverging_style, fmt
+
+CELL = 6  # five characters and a gap
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One row: a label and its values; a row without values is a section title."""
+
+    label: str
+    values: np.ndarray | None = None
+    highlight: bool = False
+
+
+class HeatmapGrid(ScrollView, can_focus=True):
+    """Rows of values as coloured cells with their digits; header and labels stay in view."""
+
+    DEFAULT_CSS = """
+    HeatmapGrid { height: auto; max-height: 100%; scrollbar-size: 1 1; }
+    """
+
+    def __init__(self, *, label_width: int = 14, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.label_width = label_width
+        self.rows: list[GridRow] = []
+        self.columns: list[str] = []
+        self.scale = 1.0
+        self.style_for: Callable[[float, float], Style] = diverging_style
+
+    def set_rows(
+        self,
+        rows: Sequence[GridRow],
+        columns: Sequence[str],
+        scale: float | None = None,
+        style_for: Callable[[float, float], Style] = diverging_style,
+    ) -> None:
+        self.rows, self.columns, self.style_for = list(rows), list(columns), style_for
+        values = [r.values for r in self.rows if r.values is not None and r.values.size]
+        finite = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.zeros(0)
+        self.scale = scale if scale is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
+        self.virtual_size = Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1)
+        self.refresh()
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.rows) + 1 + (1 if self.virtual_size.width > width else 0)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        scroll_x, scroll_y = self.scroll_offset
+        first = scroll_x // CELL
+        n_cells = max(0, (width - self.label_width) // CELL + 1)
+        base = self.rich_style
+        if y == 0:  # the header stays on top
+            label = Segment(" " * self.label_width, base)
+            cells = [
+                Segment(f"{c[: CELL - 1]:>{CELL - 1}} ", base + Style(dim=True))
+                for c in self.columns[first : first + n_cells]
+            ]
+            return Strip([label, *cells]).crop(0, width)
+        index = y - 1 + scroll_y
+        if index >= len(self.rows):
+            return Strip.blank(width, base)
+        row = self.rows[index]
+        label_style = base + Style(bold=True, reverse=row.highlight) if row.highlight else base
+        if row.values is None:
+            return Strip([Segment(row.label, base + Style(bold=True, underline=True))]).crop(0, width)
+        label = Text(row.label, style=label_style)
+        label.truncate(self.label_width - 1, pad=True)
+        label.append(" ")
+        segments = list(label.render(self.app.console))
+        for value in row.values[first : first + n_cells]:
+            value = float(value)
+            segments.append(Segment(fmt(value, CELL - 1), base + self.style_for(value, self.scale)))
+            segments.append(Segment(" ", base))
+        return Strip(segments).crop(0, width)

@@ -1,0 +1,39 @@
+"""The model's guess for the token after the cursor: the top k with their probabilities."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from tutor.i18n import t
+from tutor.view import View, visible_piece
+
+TOP_K = 10
+BAR = 30
+
+
+class NextTokenPanel(Static):
+    DEFAULT_CSS = "NextTokenPanel { padding: 0 1; }"
+
+    def show(self, view: View) -> None:
+        trace, lang = view.trace, view.lang
+        if not view.n_tokens:
+            self.update(t("empty_prompt", lang))
+            return
+        title = Text(t("next_title", lang, token=visible_piece(trace.pieces[view.token]), pos=view.token), style="bold")
+        table = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False)
+        table.add_column(justify="right")
+        table.add_column(no_wrap=True)
+        table.add_column(no_wrap=True)
+        table.add_column(justify="right")
+        for rank, (_token, piece, prob) in enumerate(trace.top_k(TOP_K, view.token), 1):
+            table.add_row(
+                str(rank),
+                Text(visible_piece(piece), style="bold"),
+                Text("█" * round(prob * BAR), "green"),
+                f"{prob:6.1%}",
+            )
+        from rich.console import Group
+
+        self.update(Group(title, table))

@@ -1,0 +1,59 @@
+"""Token and position vectors, and their sum, for every token: digits on coloured cells, norms beside."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from model import sinusoidal_positions
+from tutor.i18n import t
+from tutor.view import View, visible_piece
+from tutor.widgets.heatmap import GridRow, HeatmapGrid
+
+
+class VectorsPanel(Vertical):
+    DEFAULT_CSS = """
+    VectorsPanel > #vectors-note { height: auto; padding: 0 1; }
+    VectorsPanel > HeatmapGrid { height: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="vectors-note")
+        yield HeatmapGrid(label_width=18, id="vectors-grid")
+
+    def show(self, view: View) -> None:
+        trace, lang, cfg = view.trace, view.lang, view.gpt.config
+        note, grid = self.query_one("#vectors-note", Static), self.query_one(HeatmapGrid)
+
+        def rows_of(title: str, array: np.ndarray) -> list[GridRow]:
+            rows = [GridRow(title)]
+            for pos, piece in enumerate(trace.pieces):
+                norm = float(np.linalg.norm(array[pos].astype(np.float64)))
+                rows.append(GridRow(f"{pos} {visible_piece(piece)} ‖{norm:.2f}‖", array[pos], pos == view.token))
+            return rows
+
+        rows = rows_of(t("token_embedding", lang), trace["hook_embed"])
+        if cfg.positional in ("sinusoidal", "learned"):
+            title = "position_vector" if cfg.positional == "sinusoidal" else "learned_vector"
+            rows += rows_of(t(title, lang), trace["hook_pos_embed"])
+            rows += rows_of(t("sum_vector", lang), trace["blocks.0.hook_resid_pre"])
+            base = f" · base {cfg.pos_base:g}" if cfg.positional == "sinusoidal" else ""
+            note.update(f"d_model = {cfg.d_model}{base}")
+            columns = [str(i) for i in range(cfg.d_model)]
+        elif cfg.positional == "rope":
+            note.update(t("rope_note", lang))
+            n = view.n_tokens + trace.dropped
+            pe = sinusoidal_positions(max(n, 1), cfg.d_head, cfg.pos_base).astype(np.float64)
+            angles = np.arctan2(pe[:, 0::2], pe[:, 1::2]) % (2 * math.pi)  # θ from (sin θ, cos θ)
+            rows.append(GridRow("θ (rad)"))
+            rows += [GridRow(f"pos {pos}", angles[pos], pos == view.token) for pos in range(view.n_tokens)]
+            columns = [f"θ{i}" for i in range(cfg.d_head // 2)]
+            columns += [str(i) for i in range(len(columns), cfg.d_model)]
+        else:
+            note.update(t("no_position", lang))
+            columns = [str(i) for i in range(cfg.d_model)]
+        grid.set_rows(rows, columns)
