@@ -65,6 +65,7 @@ class TutorApp(App[None]):
 
     def __init__(self, gpt: GPT, lang: str, store: ProgressStore | None = None, content: Path | None = None) -> None:
         super().__init__()
+        self.animation_level = "none"  # every animated frame is bytes down an SSH link
         self.gpt = gpt
         self.lang = lang
         self.content = content or content_dir()

@@ -34,4 +34,11 @@ class AttentionPanel(Vertical):
             pattern = np.where(np.tril(np.ones_like(pattern)) > 0, pattern, np.nan)
         labels = [f"{pos} {visible_piece(piece)}" for pos, piece in enumerate(trace.pieces)]
         rows = [GridRow(label, pattern[q], q == view.token) for q, label in enumerate(labels)]
-        self.query_one(HeatmapGrid).set_rows(rows, labels, scale=1.0, style_for=lambda v, s: sequential_style(v))
+        self.query_one(HeatmapGrid).set_rows(
+            rows, labels, scale=1.0, style_for=lambda v, s: sequential_style(v), number=probability
+        )
+
+
+def probability(value: float) -> str:
+    """0.33, 1.00; a masked cell (NaN) is a dot."""
+    return f"{value:.2f}" if np.isfinite(value) else "·"

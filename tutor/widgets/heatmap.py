@@ -45,6 +45,7 @@ class HeatmapGrid(ScrollView, can_focus=True):
         self.columns: list[str] = []
         self.scale = 1.0
         self.style_for: Callable[[float, float], Style] = diverging_style
+        self.number: Callable[[float], str] = fmt
 
     def set_rows(
         self,
@@ -52,8 +53,9 @@ class HeatmapGrid(ScrollView, can_focus=True):
         columns: Sequence[str],
         scale: float | None = None,
         style_for: Callable[[float, float], Style] = diverging_style,
+        number: Callable[[float], str] = fmt,
     ) -> None:
-        self.rows, self.columns, self.style_for = list(rows), list(columns), style_for
+        self.rows, self.columns, self.style_for, self.number = list(rows), list(columns), style_for, number
         values = [r.values for r in self.rows if r.values is not None and r.values.size]
         finite = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.zeros(0)
         self.scale = scale if scale is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
@@ -89,6 +91,6 @@ class HeatmapGrid(ScrollView, can_focus=True):
         segments = list(label.render(self.app.console))
         for value in row.values[first : first + n_cells]:
             value = float(value)
-            segments.append(Segment(fmt(value, CELL - 1), base + self.style_for(value, self.scale)))
+            segments.append(Segment(self.number(value).rjust(CELL - 1), base + self.style_for(value, self.scale)))
             segments.append(Segment(" ", base))
         return Strip(segments).crop(0, width)

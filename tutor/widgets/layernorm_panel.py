@@ -7,11 +7,11 @@ import math
 import numpy as np
 from rich.table import Table
 from rich.text import Text
-from textual.widgets import Static
 
 from model import Step
 from tutor.i18n import t
 from tutor.view import View, visible_piece
+from tutor.widgets.live_static import LiveStatic
 
 
 def norm_step_for(view: View) -> Step | None:
@@ -23,14 +23,14 @@ def norm_step_for(view: View) -> Step | None:
     return ahead[0] if ahead else norms[-1]
 
 
-class LayerNormPanel(Static):
+class LayerNormPanel(LiveStatic):
     DEFAULT_CSS = "LayerNormPanel { padding: 0 1; }"
 
     def show(self, view: View) -> None:
         lang, trace = view.lang, view.trace
         step = norm_step_for(view)
         if step is None:
-            self.update(t("no_norm", lang))
+            self.show_content(t("no_norm", lang), "none")
             return
         prefix = step.out_hook.rsplit(".", 1)[0]  # "blocks.0.ln1"
         x = trace[step.in_hook].astype(np.float64)
@@ -40,7 +40,7 @@ class LayerNormPanel(Static):
         d = x.shape[-1]
         table = Table(box=None, padding=(0, 1), header_style="bold", pad_edge=False)
         table.add_column("", no_wrap=True)
-        for header in ("μ", "σ", "√(σ²+ε)", "μ(x̂)", "σ(x̂)", f"‖x̂‖ vs √{d}={math.sqrt(d):.2f}", "μ(y)", "σ(y)"):
+        for header in ("μ", "σ", "√(σ²+ε)", "μ(x̂)", "σ(x̂)", "‖x̂‖", "μ(y)", "σ(y)"):
             table.add_column(header, justify="right", no_wrap=True)
         for pos, piece in enumerate(trace.pieces):
             lit = "reverse" if pos == view.token else ""
@@ -61,7 +61,8 @@ class LayerNormPanel(Static):
         if step.index != view.step_index:
             title.append(f"  (→ {t('step', lang)} {step.index})", style="dim")
         legend = Text(
-            f"{t('ln_input', lang)}: μ, σ  →  {t('ln_xhat', lang)}: ≈0, ≈1, ‖x̂‖≈√d  →  {t('ln_output', lang)}",
+            f"{t('ln_input', lang)}: μ, σ  →  {t('ln_xhat', lang)}: ≈0, ≈1, ‖x̂‖ ≈ √{d} = {math.sqrt(d):.2f}"
+            f"  →  {t('ln_output', lang)}",
             style="dim",
         )
         gamma_line = Text(
@@ -77,4 +78,4 @@ class LayerNormPanel(Static):
         )
         from rich.console import Group
 
-        self.update(Group(title, legend, table, gamma_line))
+        self.show_content(Group(title, legend, table, gamma_line), (view.n_tokens, self.size.width))

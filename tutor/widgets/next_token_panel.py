@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
-from textual.widgets import Static
 
 from tutor.i18n import t
 from tutor.view import View, visible_piece
+from tutor.widgets.live_static import LiveStatic
 
 TOP_K = 10
 BAR = 30
 
 
-class NextTokenPanel(Static):
+class NextTokenPanel(LiveStatic):
     DEFAULT_CSS = "NextTokenPanel { padding: 0 1; }"
 
     def show(self, view: View) -> None:
         trace, lang = view.trace, view.lang
         if not view.n_tokens:
-            self.update(t("empty_prompt", lang))
+            self.show_content(t("empty_prompt", lang), "empty")
             return
         title = Text(t("next_title", lang, token=visible_piece(trace.pieces[view.token]), pos=view.token), style="bold")
         table = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False)
@@ -36,4 +36,4 @@ class NextTokenPanel(Static):
             )
         from rich.console import Group
 
-        self.update(Group(title, table))
+        self.show_content(Group(title, table), (view.n_tokens > 0, self.size.width))

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 from rich.text import Text
-from textual.widgets import Static
 
 from tutor.i18n import FORMULAS, t
 from tutor.view import View
+from tutor.widgets.live_static import LiveStatic
 
 
-class StepInfo(Static):
-    DEFAULT_CSS = "StepInfo { height: auto; padding: 0 1; }"
+class StepInfo(LiveStatic):
+    DEFAULT_CSS = "StepInfo { height: 4; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def show(self, view: View) -> None:
         step, lang = view.step, view.lang
         text = Text.assemble(
             (t("step_of", lang, i=step.index, n=len(view.trace.steps) - 1) + " · ", "dim"),
             (step.label(lang), "bold"),
-            "   ",
+            "\n",
             (FORMULAS[step.kind], "italic"),
+            no_wrap=True,
+            overflow="ellipsis",
         )
         text.append(f"\n{t('reads', lang)} {step.in_hook}", style="dim")
         if step.added_hook:
@@ -31,4 +33,4 @@ class StepInfo(Static):
             text.append(f"\n[{view.token}] ")
             text.append(f"‖x‖ {np.linalg.norm(before):.3f} → {np.linalg.norm(after):.3f}", style="bold")
             text.append(f"   μ {before.mean():+.3f} → {after.mean():+.3f}   σ {before.std():.3f} → {after.std():.3f}")
-        self.update(text)
+        self.show_content(text, "four lines")

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tutor.i18n import t
 from tutor.view import View, visible_piece
+from tutor.widgets.live_static import LiveStatic
 
 
-class TokenStrip(Static):
+class TokenStrip(LiveStatic):
     DEFAULT_CSS = "TokenStrip { height: auto; max-height: 4; padding: 0 1; }"
 
     def show(self, view: View) -> None:
         text = Text(no_wrap=False)
+        if view.trace.dropped:  # first, so that it shows even when the tokens fill the strip
+            text.append(t("dropped", view.lang, n=view.n_tokens, d=view.trace.dropped) + "\n", style="bold yellow")
         if not view.n_tokens:
             text.append(t("empty_prompt", view.lang), style="italic")
         for pos, (token, piece) in enumerate(zip(view.trace.tokens, view.trace.pieces, strict=True)):
@@ -25,6 +27,4 @@ class TokenStrip(Static):
                 chip = Text(" ") + chip
             text.append_text(chip)
             text.append(" ")
-        if view.trace.dropped:
-            text.append("\n" + t("dropped", view.lang, n=view.n_tokens, d=view.trace.dropped), style="bold yellow")
-        self.update(text)
+        self.show_content(text, (text.cell_len, self.size.width))

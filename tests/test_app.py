@@ -1,0 +1,354 @@
+"""The app through Textual's pilot: what the panels show must be the trace's own numbers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import random_params, small_config
+
+import model
+from model import GPT, GPTConfig
+from tutor.app import TutorApp
+from tutor.lessons import parse_link
+from tutor.progress import ProgressStore
+from tutor.widgets.step_bar import StepBar, short_name
+
+LESSON_EN = """+++
+id = "demo"
+order = 1
+title = "Demo lesson"
+prompt = "狗追猫"
+steps = ["blocks.1.ln2"]
+panels = ["layernorm"]
++++
+## What you will understand
+
+Something. [Try 追猫狗 at attention](tutor:show?prompt=追猫狗&step=blocks.0.attn&panel=attention)
+
+## Formula and code
+
+```tutor-code
+model.norm.layer_norm
+```
+"""
+LESSON_ZH = LESSON_EN.replace("Demo lesson", "示例课").replace("## Formula and code", "## 公式与代码")
+
+
+@pytest.fixture
+def content(tmp_path: Path) -> Path:
+    root = tmp_path / "content"
+    for lang, text in (("en", LESSON_EN), ("zh", LESSON_ZH)):
+        (root / lang).mkdir(parents=True)
+        (root / lang / "01-demo.md").write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ProgressStore:
+    return ProgressStore(tmp_path / "state" / "progress.json")
+
+
+def make_app(store: ProgressStore, content: Path | None = None, gpt: GPT | None = None, lang: str = "en") -> TutorApp:
+    return TutorApp(gpt or model.load("tiny"), lang, store=store, content=content or Path("/nonexistent"))
+
+
+def screen_text(app: TutorApp, selector: str | None = None) -> str:
+    """What the terminal shows: the whole screen, or only the region of the widget `selector` names."""
+    strips = app.screen._compositor.render_strips()
+    if selector is None:
+        return "\n".join("".join(segment.text for segment in strip) for strip in strips)
+    region = app.screen.query_one(selector).region
+    lines = strips[region.y : region.y + region.height]
+    return "\n".join("".join(s.text for s in strip.crop(region.x, region.x + region.width)) for strip in lines)
+
+
+def numbers_after(text: str, label: str, count: int) -> list[float]:
+    """The `count` numbers on the first screen line that starts with `label` and has that many numbers."""
+    for line in text.split("\n"):
+        fields = line.strip().removeprefix(label).split()
+        if line.strip().startswith(label + " ") and len(fields) >= count:
+            try:
+                return [float(f) for f in fields[:count]]
+            except ValueError:
+                continue
+    raise AssertionError(f"no line starting with {label!r} and {count} numbers")
+
+
+async def settle(pilot) -> None:
+    await pilot.pause(0.05)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.05)
+
+
+async def test_prompt_has_focus_and_typing_updates_the_tokens(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.focused is app.screen.query_one("#prompt")
+        await pilot.press("ctrl+u", *"狗追猫的")
+        await settle(pilot)
+        trace = app.main.trace
+        assert trace is not None and trace.pieces == list("狗追猫的")
+        text = screen_text(app)
+        for pos, (piece, token) in enumerate(zip(trace.pieces, trace.tokens, strict=True)):
+            assert f"{pos} {piece}·{token}" in text
+
+
+async def test_stepping_through_the_whole_pass_shows_each_steps_numbers(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        trace = app.main.trace
+        await pilot.press("shift+up")
+        for step in trace.steps:
+            await pilot.pause()
+            assert app.main.step_index == step.index
+            text = screen_text(app)
+            assert f"Step {step.index}/{len(trace.steps) - 1} · {step.label('en')}" in text
+            before = np.linalg.norm(trace[step.in_hook][2].astype(np.float64))
+            after = np.linalg.norm(trace[step.out_hook][2].astype(np.float64))
+            assert f"‖x‖ {before:.3f} → {after:.3f}" in text, screen_text(app, "#stepinfo")
+            await pilot.press("down")
+        assert app.main.step_index == len(trace.steps) - 1  # stays on the last step
+
+
+async def test_layernorm_panel_shows_mu_sigma_and_xhat_of_the_trace(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        app.main.goto_step_name("blocks.2.ln2")
+        await pilot.pause()
+        trace, text = app.main.trace, screen_text(app, "#layernorm")
+        assert "Block 2 · LayerNorm 2: normalising each token's own vector" in text
+        x = trace["blocks.2.hook_resid_mid"].astype(np.float64)
+        x_hat = trace["blocks.2.ln2.hook_xhat"].astype(np.float64)
+        y = trace["blocks.2.ln2.hook_normalized"].astype(np.float64)
+        scale = trace["blocks.2.ln2.hook_scale"][:, 0]
+        for pos, piece in enumerate(trace.pieces):
+            expected = [
+                x[pos].mean(),
+                x[pos].std(),
+                scale[pos],
+                x_hat[pos].mean(),
+                x_hat[pos].std(),
+                np.linalg.norm(x_hat[pos]),
+                y[pos].mean(),
+                y[pos].std(),
+            ]
+            assert numbers_after(text, f"{pos} {piece}", len(expected)) == pytest.approx(expected, abs=6e-4)
+        assert f"‖x̂‖ ≈ √64 = {math.sqrt(64):.2f}" in text
+
+
+async def test_attention_panel_shows_the_pattern_of_the_selected_head(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗的")
+        await settle(pilot)
+        app.main.goto_step_name("blocks.1.attn")
+        await pilot.press("f4", "f4")
+        await pilot.pause()
+        pattern = app.main.trace["blocks.1.attn.hook_pattern"][2]
+        text = screen_text(app, "#attention")
+        assert "Block 1 · head 2/4" in text
+        for q, piece in enumerate("猫追狗的"):
+            cells = next(line.split()[2:] for line in text.split("\n") if line.startswith(f"{q} {piece} "))
+            assert cells == [f"{p:.2f}" for p in pattern[q][: q + 1]] + ["·"] * (3 - q)
+
+
+async def test_next_token_panel_and_token_cursor(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        app.main.goto_step_name("unembed")
+        await pilot.press("alt+left")
+        await pilot.pause()
+        assert app.main.token == 1
+        text = screen_text(app)
+        assert "After 追 (position 1) the model guesses:" in text
+        ((_, _, prob),) = app.main.trace.top_k(1, position=1)
+        assert f"{prob:6.1%}".strip() in text
+
+
+async def test_block_keys_jump_between_blocks(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        steps = app.main.trace.steps
+        await pilot.press("pagedown", "pagedown")
+        assert steps[app.main.step_index].name == "blocks.1.ln1"
+        await pilot.press("pageup")
+        assert steps[app.main.step_index].name == "blocks.0.ln1"
+        await pilot.press("shift+down")
+        assert steps[app.main.step_index].name == "unembed"
+        await pilot.press("pageup")
+        assert steps[app.main.step_index].name == "blocks.3.ln1"
+        app.main.query_one("#panels Tabs").focus()
+        await pilot.press("2")
+        assert steps[app.main.step_index].name == "blocks.2.ln1"
+
+
+async def test_letter_keys_type_into_the_prompt_and_step_elsewhere(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"jk12")
+        await settle(pilot)
+        assert app.main.query_one("#prompt").value == "jk12" and app.main.step_index == 0
+        app.main.query_one("#panels Tabs").focus()
+        await pilot.press("j", "j", "k")
+        assert app.main.step_index == 1
+        await pilot.press("slash")
+        assert app.focused is app.main.query_one("#prompt")
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        dict(norm="pre"),
+        dict(norm="post"),
+        dict(norm="none"),
+        dict(residual=False),
+        dict(norm="post", residual=False),
+        dict(positional="rope"),
+        dict(positional="none", causal=False),
+    ],
+    ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()),
+)
+async def test_every_variant_steps_end_to_end_and_the_bar_covers_every_step(store, config) -> None:
+    cfg = small_config(**config)
+    from conftest import TOKENIZER
+
+    gpt = GPT(cfg, random_params(cfg), TOKENIZER, name="variant")
+    app = make_app(store, gpt=gpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        bar = app.main.query_one(StepBar)
+        assert [chip[2] for chip in bar._chips()] == list(gpt.steps)
+        for _ in gpt.steps:
+            await pilot.press("down")
+            assert screen_text(app)  # every panel draws at every step
+        assert app.main.step_index == len(gpt.steps) - 1
+        assert short_name(gpt.steps[-1]) == "out"
+
+
+async def test_lesson_opens_with_its_prompt_step_and_panel_and_links_drive_the_panels(store, content) -> None:
+    app = make_app(store, content)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await settle(pilot)
+        main = app.main
+        assert main.lesson is not None and main.lesson.id == "demo"
+        assert main.query_one("#prompt").value == "狗追猫"
+        assert main.trace.steps[main.step_index].name == "blocks.1.ln2"
+        assert main.query_one("#panels").active == "layernorm"
+        assert "def layer_norm(" in screen_text(app)  # quoted live from model/
+        link = "tutor:show?prompt=%E8%BF%BD%E7%8C%AB%E7%8B%97&step=blocks.0.attn&panel=attention"
+        await main.follow(parse_link(link))
+        await settle(pilot)
+        assert main.query_one("#prompt").value == "追猫狗"
+        assert main.trace.pieces == list("追猫狗")
+        assert main.trace.steps[main.step_index].name == "blocks.0.attn"
+        assert main.query_one("#panels").active == "attention"
+
+
+async def test_chinese_headings_are_reachable(store, content) -> None:
+    app = make_app(store, content, lang="zh")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        lesson_view = app.main.query_one("#lesson")
+        assert lesson_view.goto_heading("公式与代码")
+        assert not lesson_view.goto_heading("没有这个标题")
+
+
+async def test_language_switch_and_progress_are_kept(store, content) -> None:
+    app = make_app(store, content)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        assert app.lang == "zh" and "示例课" in screen_text(app)
+        await pilot.press("down")
+        await pilot.press("f8")  # the last lesson: marks it done
+        await settle(pilot)
+    saved, notice = store.load()
+    assert notice is None and saved.done == ["demo"]
+    assert saved.last["lang"] == "zh" and saved.last["lesson"] == "demo"
+    assert saved.last["step"] == "blocks.1.mlp" and saved.last["prompt"] == "狗追猫"
+
+
+async def test_progress_brings_the_learner_back(store, content) -> None:
+    app = make_app(store, content)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+u", *"猫猫")
+        await settle(pilot)
+        await pilot.press("shift+down")
+    again = make_app(store, content)
+    async with again.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await settle(pilot)
+        assert again.main.query_one("#prompt").value == "猫猫"
+        assert again.main.trace.steps[again.main.step_index].name == "unembed"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_layouts_at_each_size(store, content, size) -> None:
+    app = make_app(store, content)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Step" in text and "猫" not in text.split("\n")[0]
+        lesson_visible = app.main.query_one("#lesson").display
+        assert lesson_visible == (size[0] >= 110)
+        await pilot.press("f3")
+        await pilot.pause()
+        if size[0] < 110:  # F3 swaps the panels for the lesson
+            assert app.main.query_one("#lesson").display and not app.main.query_one("#work").display
+        assert app.main.query_one("#side").display == (size[0] >= 170)
+
+
+async def test_a_tiny_terminal_gets_a_notice_not_a_crash(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(40, 10)) as pilot:
+        await settle(pilot)
+        assert "Make the window larger" in screen_text(app)
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert "Make the window larger" not in screen_text(app)
+
+
+async def test_untrained_weights_are_said_plainly(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert "untrained" in screen_text(app).split("\n")[0]
+
+
+async def test_empty_and_huge_prompts(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u")
+        await settle(pilot)
+        assert "Type a prompt" in screen_text(app)
+        app.main.set_prompt("猫" * 500)
+        await settle(pilot)
+        strip = " ".join(screen_text(app, "#tokens").split())
+        assert "only the last 64 tokens are used (436 dropped)" in strip
+
+
+async def test_model_switch_to_an_unshipped_variant_is_a_notice(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert not app.main.switch_model("nope") or model.shipped_models().count("nope")
+        assert app.main.gpt.name in model.shipped_models()
+
+
+def test_gpt_config_used_by_the_app_is_the_shipped_one() -> None:
+    assert isinstance(model.load("tiny").config, GPTConfig)
