@@ -399,8 +399,7 @@ def _argument(value: object) -> object:
 def _table_after(body: str, block: Block) -> list[tuple[int, list[str]]] | None:
     """The body rows of the first table after `block` (line offsets from the block's fence, cells)."""
     lines = body.split("\n")
-    start = block.line + block.text.count("\n") + 2  # 1-based line after the closing fence
-    index = start - 1
+    index = block.line + block.text.count("\n") + 2  # 0-based: the line after the closing fence
     while index < len(lines) and not lines[index].strip():
         index += 1
     rows: list[tuple[int, list[str]]] = []
