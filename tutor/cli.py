@@ -34,6 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the step labels")
     trace.add_argument("--json", action="store_true", help="print JSON instead of a table")
     trace.add_argument("--top-k", type=int, default=5, metavar="K", help="next-token guesses to show (default 5)")
+
+    lessons = commands.add_parser(
+        "lessons", help="list the lessons, or check them", description="List the lessons (id and title) in order."
+    )
+    lessons.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the list")
+    lessons.add_argument(
+        "--check", action="store_true", help="check every lesson in both languages; exit 1 on problems"
+    )
     return parser
 
 
@@ -43,6 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "trace":
             return run_trace(args.text, args.model, lang, as_json=args.json, top_k=args.top_k)
+        if args.command == "lessons":
+            from tutor.lessons_command import run_lessons
+
+            return run_lessons(lang, check=args.check)
         return run_app(args.model, lang)
     except KeyboardInterrupt:
         return 130

@@ -32,7 +32,7 @@ FRONT_MATTER_KEYS = {"id": str, "order": int, "title": str, "prompt": str, "step
 REQUIRED_KEYS = ("id", "order", "title", "prompt")
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
-_LINK = re.compile(r"\]\(\s*<?(?P<href>tutor:[^)\s>]*)>?\s*\)")
+_LINK = re.compile(r"\]\(\s*(?:<(?P<angled>tutor:[^>\n]*)>|(?P<href>tutor:[^)\s>]*))\s*\)")
 
 
 class LessonError(ValueError):
@@ -98,7 +98,7 @@ def parse_link(href: str) -> Link:
 
 def links_in(text: str) -> list[tuple[int, str]]:
     """Every `tutor:` link target in `text`, with its line number (1-based, within `text`)."""
-    return [(text.count("\n", 0, m.start()) + 1, m.group("href")) for m in _LINK.finditer(text)]
+    return [(text.count("\n", 0, m.start()) + 1, m.group("angled") or m.group("href")) for m in _LINK.finditer(text)]
 
 
 def blocks_in(text: str) -> list[Block]:
@@ -173,12 +173,12 @@ def parse_lesson(path: Path, lang: str) -> Lesson:
     for key, value in meta.items():
         expected = FRONT_MATTER_KEYS.get(key)
         if expected is None:
-            lesson.warn(1, f"unknown front matter key '{key}'")
+            lesson.warn(front_matter_line(text, key), f"unknown front matter key '{key}'")
         elif not isinstance(value, expected) or isinstance(value, bool):
-            lesson.warn(1, f"front matter '{key}' must be a {expected.__name__}")
+            lesson.warn(front_matter_line(text, key), f"front matter '{key}' must be a {expected.__name__}")
     for panel in lesson.panels:
         if panel not in PANELS:
-            lesson.warn(1, f"unknown panel '{panel}' (known: {', '.join(PANELS)})")
+            lesson.warn(front_matter_line(text, "panels"), f"unknown panel '{panel}' (known: {', '.join(PANELS)})")
     for line, href in links_in(body):
         try:
             parse_link(href)
@@ -191,6 +191,17 @@ def parse_lesson(path: Path, lang: str) -> Lesson:
             except LessonError as error:
                 lesson.warn(body_line + block.line - 1, str(error))
     return lesson
+
+
+def front_matter_line(text: str, key: str) -> int:
+    """The file line where front matter `key` is set, so a warning points at it (1 if not found)."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines[1:], 2):
+        if line.strip() == "+++":
+            break
+        if re.match(rf"\s*{re.escape(key)}\s*=", line):
+            return number
+    return 1
 
 
 def _split_front_matter(text: str) -> tuple[dict[str, object], str, int, list[tuple[int, str]]]:

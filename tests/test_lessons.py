@@ -1,0 +1,349 @@
+"""The lessons and their checker: the shipped content passes, and every kind of fault is caught
+with its file and line."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tutor.lesson_check import SECTIONS, check_content
+from tutor.lessons import load_lessons, parse_lesson
+
+SECTION_BODY = {
+    "en": ["Text with a [link](tutor:show?step=embed).", "", "", "", "", "QUIZ", ""],
+    "zh": ["正文，有个[链接](tutor:show?step=embed)。", "", "", "", "", "QUIZ", ""],
+}
+QUIZ = """```tutor-quiz
+[[questions]]
+question = "One?"
+choices = ["a", "b"]
+answer = 0
+explanation = "Because."
+
+[[questions]]
+question = "Two?"
+choices = ["a", "b"]
+answer = 1
+explanation = "Because."
+
+[[questions]]
+question = "Three?"
+choices = ["a", "b", "c"]
+answer = 2
+explanation = "Because."
+```"""
+
+
+def lesson_text(lang: str, lesson_id: str = "demo", order: int = 1, **front: str) -> str:
+    meta = {
+        "id": f'"{lesson_id}"',
+        "order": str(order),
+        "title": '"Demo"',
+        "prompt": '"猫追狗"',
+        "steps": '["blocks.0.ln1"]',
+        "panels": '["layernorm"]',
+    }
+    meta.update(front)
+    lines = ["+++", *(f"{key} = {value}" for key, value in meta.items()), "+++", "", "# Demo", ""]
+    for heading, body in zip(SECTIONS[lang], SECTION_BODY[lang], strict=True):
+        lines += [f"## {heading}", "", body.replace("QUIZ", QUIZ), ""]
+    return "\n".join(lines)
+
+
+def write_tree(root: Path, name: str = "01-demo.md", **texts: str) -> Path:
+    for lang in ("zh", "en"):
+        (root / lang).mkdir(parents=True, exist_ok=True)
+        (root / lang / name).write_text(texts.get(lang, lesson_text(lang)), encoding="utf-8")
+    return root
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(n for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1) if needle in line)
+
+
+def assert_problem(problems: list[str], path: Path, line: int, *words: str) -> None:
+    hits = [p for p in problems if p.startswith(f"{path}:{line}: ") and all(w in p for w in words)]
+    assert hits, f"no problem at {path}:{line} mentioning {words}; got:\n" + "\n".join(problems)
+
+
+# -- the shipped lessons -----------------------------------------------------------------------
+
+
+def test_shipped_lessons_pass_the_checker() -> None:
+    assert check_content() == []
+
+
+def test_shipped_lessons_cover_the_topics_in_order() -> None:
+    ids = [lesson.id for lesson in load_lessons("en")]
+    expected = ["using-tutor", "tokens", "order", "sinusoidal", "learned-rope", "layernorm", "residual"]
+    expected += ["norm-placement", "forward-pass"]
+    assert ids == expected
+    assert [lesson.id for lesson in load_lessons("zh")] == ids
+
+
+def test_a_small_valid_tree_passes(tmp_path: Path) -> None:
+    assert check_content(write_tree(tmp_path)) == []
+
+
+# -- each kind of fault, named by file and line --------------------------------------------------
+
+
+def test_missing_translation(tmp_path: Path) -> None:
+    root = write_tree(tmp_path)
+    (root / "zh" / "02-extra.md").write_text(lesson_text("zh", "extra", 2), encoding="utf-8")
+    assert_problem(check_content(root), root / "zh" / "02-extra.md", 1, "no translation", "en/02-extra.md")
+
+
+def test_broken_front_matter(tmp_path: Path) -> None:
+    broken = lesson_text("en").replace('title = "Demo"', "title = Demo without quotes")
+    root = write_tree(tmp_path, en=broken)
+    path = root / "en" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "title ="), "broken front matter")
+
+
+def test_front_matter_of_the_wrong_type_and_missing_key(tmp_path: Path) -> None:
+    text = lesson_text("en", order='"one"').replace('prompt = "猫追狗"\n', "")
+    root = write_tree(tmp_path, en=text)
+    path = root / "en" / "01-demo.md"
+    problems = check_content(root)
+    assert_problem(problems, path, line_of(path, "order ="), "'order' must be a int")
+    assert_problem(problems, path, 1, "no 'prompt'")
+
+
+def test_unknown_directive(tmp_path: Path) -> None:
+    text = lesson_text("en").replace("(tutor:show?step=embed)", "(tutor:dance?step=embed)")
+    root = write_tree(tmp_path, en=text)
+    path = root / "en" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "tutor:dance"), "unknown directive")
+
+
+def test_unknown_link_key(tmp_path: Path) -> None:
+    text = lesson_text("en").replace("(tutor:show?step=embed)", "(tutor:show?colour=red)")
+    root = write_tree(tmp_path, en=text)
+    path = root / "en" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "colour=red"), "takes no 'colour'")
+
+
+@pytest.mark.parametrize(
+    ("link", "words"),
+    [
+        ("tutor:show?panel=heatmap", ("unknown panel", "heatmap")),
+        ("tutor:show?step=blocks.9.ln1", ("unknown step", "blocks.9.ln1")),
+        ("tutor:show?model=postnorm&step=ln_final", ("unknown step", "ln_final", "postnorm")),
+        ("tutor:show?model=gpt5", ("unknown model variant", "gpt5")),
+        ("tutor:show?head=4", ("head must be",)),
+        ("tutor:show?token=3", ("token must be",)),
+        ("tutor:experiment?name=magic", ("unknown experiment", "magic")),
+        ("tutor:exercise?name=nothing", ("unknown exercise",)),
+        ("tutor:lesson?id=nowhere", ("no lesson with id", "nowhere")),
+        ("tutor:lesson?id=demo&heading=Nope", ("has no heading", "Nope")),
+    ],
+)
+def test_link_values_are_checked(tmp_path: Path, link: str, words: tuple[str, ...]) -> None:
+    text = lesson_text("zh").replace("(tutor:show?step=embed)", f"({link})")
+    root = write_tree(tmp_path, zh=text)
+    path = root / "zh" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, link), *words)
+
+
+def test_lesson_links_match_headings_by_text_even_in_chinese(tmp_path: Path) -> None:
+    text = lesson_text("zh").replace("(tutor:show?step=embed)", "(tutor:lesson?id=demo&heading=公式与代码)")
+    assert check_content(write_tree(tmp_path, zh=text)) == []
+
+
+def test_unknown_panel_and_step_in_front_matter(tmp_path: Path) -> None:
+    text = lesson_text("en", panels='["layernorm", "heatmap"]', steps='["blocks.7.attn"]')
+    root = write_tree(
+        tmp_path, en=text, zh=lesson_text("zh", panels='["layernorm", "heatmap"]', steps='["blocks.7.attn"]')
+    )
+    path = root / "en" / "01-demo.md"
+    problems = check_content(root)
+    assert_problem(problems, path, line_of(path, "panels ="), "unknown panel 'heatmap'")
+    assert_problem(problems, path, line_of(path, "steps ="), "unknown step 'blocks.7.attn'")
+
+
+def test_unknown_model_variant_in_front_matter(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, en=lesson_text("en", model='"huge"'), zh=lesson_text("zh", model='"huge"'))
+    path = root / "zh" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "model ="), "unknown model variant 'huge'")
+
+
+def test_unresolved_code_reference(tmp_path: Path) -> None:
+    text = lesson_text("en").replace("Text with", "```tutor-code\nmodel.norm.layer_normal\n```\n\nText with")
+    root = write_tree(tmp_path, en=text)
+    path = root / "en" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "```tutor-code"), "does not resolve")
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ("answer = []", ("no right answer",)),
+        ("answer = [0, 1]", ("2 right answers",)),
+        ("answer = 5", ("out of range",)),
+    ],
+)
+def test_quiz_needs_exactly_one_right_answer(tmp_path: Path, answer: str, words: tuple[str, ...]) -> None:
+    text = lesson_text("en").replace('choices = ["a", "b"]\nanswer = 1', f'choices = ["a", "b"]\n{answer}')
+    root = write_tree(tmp_path, en=text)
+    path = root / "en" / "01-demo.md"
+    second_question = [n for n, line in enumerate(text.split("\n"), 1) if line == "[[questions]]"][1]
+    assert_problem(check_content(root), path, second_question, "question 2", *words)
+
+
+def test_quiz_needs_three_questions_and_explanations(tmp_path: Path) -> None:
+    short = QUIZ.split('\n\n[[questions]]\nquestion = "Three?"')[0] + "\n```"
+    text = lesson_text("en").replace(QUIZ, short.replace('explanation = "Because."', 'explanation = ""', 1))
+    root = write_tree(tmp_path, en=text)
+    path = root / "en" / "01-demo.md"
+    problems = check_content(root)
+    assert_problem(problems, path, line_of(path, "```tutor-quiz"), "2 questions", "at least 3")
+    assert_problem(problems, path, line_of(path, "[[questions]]"), "question 1", "explanation")
+
+
+CHECKED_TABLE = """```tutor-check
+function = "model.positions.sinusoidal_positions"
+args = { n_ctx = 2, d = 4, base = 10000.0 }
+skip_columns = 1
+```
+
+| pos | 0 | 1 | 2 | 3 |
+|---|---|---|---|---|
+| 0 | 0 | 1 | 0 | 1 |
+| 1 | sin 1 ≈ 0.841 | 0.540 | 0.010 | 1.000 |
+"""
+
+
+def test_checked_table_that_is_right_passes(tmp_path: Path) -> None:
+    text = lesson_text("en").replace("Text with", CHECKED_TABLE + "\nText with")
+    assert check_content(write_tree(tmp_path, en=text)) == []
+
+
+def test_wrong_number_in_a_checked_table(tmp_path: Path) -> None:
+    text = lesson_text("en").replace("Text with", CHECKED_TABLE.replace("0.540", "0.504") + "\nText with")
+    root = write_tree(tmp_path, en=text)
+    path = root / "en" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "0.504"), "column 3", "0.504", "0.5403")
+
+
+def test_checked_table_of_the_wrong_shape_or_missing(tmp_path: Path) -> None:
+    wrong_shape = CHECKED_TABLE.replace("n_ctx = 2", "n_ctx = 3")
+    no_table = CHECKED_TABLE.split("\n\n|")[0] + "\n"
+    for block, words in ((wrong_shape, ("2 rows",)), (no_table, ("followed by a Markdown table",))):
+        text = lesson_text("en").replace("Text with", block + "\nText with")
+        root = write_tree(tmp_path / words[0][:2], en=text)
+        path = root / "en" / "01-demo.md"
+        assert_problem(check_content(root), path, line_of(path, "```tutor-check"), *words)
+
+
+def test_layer_norm_table_is_checked_against_layer_norm(tmp_path: Path) -> None:
+    block = """```tutor-check
+function = "model.norm.layer_norm"
+args = { x = [1.0, 2.0, 3.0, 4.0], gamma = [1.0, 1.0, 1.0, 1.0], beta = [0.0, 0.0, 0.0, 0.0] }
+```
+
+| x̂₀ | x̂₁ | x̂₂ | x̂₃ |
+|---|---|---|---|
+| −1.3416 | −0.4472 | 0.4472 | 1.3461 |
+"""
+    text = lesson_text("en").replace("Text with", block + "\nText with")
+    root = write_tree(tmp_path, en=text)
+    path = root / "en" / "01-demo.md"
+    problems = check_content(root)
+    assert_problem(problems, path, line_of(path, "1.3461"), "column 4", "1.3461")
+    assert len(problems) == 1
+
+
+def test_mismatched_sections(tmp_path: Path) -> None:
+    renamed = lesson_text("en").replace("## The idea", "## The big idea")
+    root = write_tree(tmp_path, en=renamed)
+    path = root / "en" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "## The big idea"), "must be '## The idea'")
+
+
+def test_sections_out_of_order_and_missing(tmp_path: Path) -> None:
+    text = lesson_text("zh").replace("## 小结", "## 总结")
+    root = write_tree(tmp_path, zh=text)
+    path = root / "zh" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "## 总结"), "must be '## 小结'")
+
+
+def test_subsections_must_match_across_languages(tmp_path: Path) -> None:
+    text = lesson_text("en").replace("## Try it\n", "## Try it\n\n### A first try\n")
+    root = write_tree(tmp_path, en=text)
+    path = root / "en" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "## Try it"), "1 ### headings", "has 0")
+
+
+def test_headings_inside_fenced_blocks_do_not_count(tmp_path: Path) -> None:
+    text = lesson_text("en").replace("Text with", "```text\n## not a heading\n```\n\nText with")
+    assert check_content(write_tree(tmp_path, en=text)) == []
+
+
+def test_translations_must_agree_on_id_and_order(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, zh=lesson_text("zh", steps='["embed"]'))
+    assert_problem(check_content(root), root / "en" / "01-demo.md", 1, "'steps'")
+    renamed = write_tree(tmp_path / "b", en=lesson_text("en", lesson_id="other"))
+    assert_problem(check_content(renamed), renamed / "en" / "01-demo.md", 1, "file name says id 'demo'")
+
+
+# -- the app's side: a broken lesson still loads ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no front matter at all",
+        "+++\nid = \n+++\n# x",
+        "+++\nid = 'x'\norder = 1\n",
+        "+++\nid = 3\norder = true\ntitle = 'x'\nprompt = 'y'\npanels = 'tokens'\n+++\n"
+        "[a](tutor:nope?x=1)\n```tutor-code\nos.system\n```",
+        "\udcff",
+    ],
+)
+def test_parse_lesson_of_a_broken_file_warns_instead_of_raising(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "01-broken.md"
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    lesson = parse_lesson(path, "en")
+    assert lesson.warnings
+    assert all(re.match(rf"{re.escape(str(path))}:\d+: ", warning) for warning in lesson.warnings)
+
+
+# -- the command -------------------------------------------------------------------------------------
+
+
+def tutor(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+
+
+def test_lessons_command_lists_and_checks(tmp_path: Path) -> None:
+    listed = tutor("lessons", "--lang", "zh", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    titles = [lesson.title for lesson in load_lessons("zh")]
+    assert [line.split(None, 2)[2] for line in listed.stdout.splitlines()] == titles
+    assert "Tokens and embeddings" in tutor("lessons", "--lang", "en", cwd=tmp_path).stdout
+    checked = tutor("lessons", "--check", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout
+    assert checked.stdout.strip() == f"{len(titles)} lessons, zh and en, all checks pass"
+
+
+def test_lessons_command_does_not_import_textual(tmp_path: Path) -> None:
+    code = (
+        "import sys, io, contextlib; from tutor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): main(['lessons', '--check'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.stdout.strip() == "[]", result.stderr
