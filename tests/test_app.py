@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -352,3 +353,25 @@ async def test_model_switch_to_an_unshipped_variant_is_a_notice(store) -> None:
 
 def test_gpt_config_used_by_the_app_is_the_shipped_one() -> None:
     assert isinstance(model.load("tiny").config, GPTConfig)
+
+
+def test_chinese_wraps_between_characters_and_keeps_punctuation_on_the_line() -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from tutor import cjk_wrap
+
+    cjk_wrap.install()
+    console = Console(width=20, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(Text("在注意力里，每个词元的 query 和所有 key 做点积，而 q 和 k 都只由词元向量算出来。"))
+    lines = console.export_text().splitlines()
+    assert len(lines[0].rstrip()) >= 8  # the first line is filled, not cut at the first space
+    assert not any(line.startswith(("，", "。")) for line in lines)
+
+
+def test_lesson_paragraphs_are_unwrapped_for_display() -> None:
+    from tutor.lessons import unwrap_paragraphs
+
+    source = "一个向量有两个分量\nA 和 B，起点\n都是 2。\n\n- one\n  more\n- two\n\n| a |\n|---|\n\n```\nx\ny\n```"
+    expected = "一个向量有两个分量 A 和 B，起点都是 2。\n\n- one more\n- two\n\n| a |\n|---|\n\n```\nx\ny\n```"
+    assert unwrap_paragraphs(source) == expected

@@ -11,12 +11,15 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 import model
 from model import GPT
+from tutor import cjk_wrap
 from tutor.i18n import t
 from tutor.lessons import MODEL_VARIANTS, Lesson, load_lessons
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
+
+cjk_wrap.install()
 
 
 class TutorCommands(Provider):

@@ -316,7 +316,8 @@ class MainScreen(Screen[None]):
 
     async def show_lesson(self, lesson: Lesson | None, position: str, empty: str) -> None:
         self.lesson = lesson
-        header = f"{position}  {lesson.title}" if lesson else ""
+        done = lesson is not None and lesson.id in self.app.progress.done  # type: ignore[attr-defined]
+        header = f"{t('lesson', self.lang)} {position}{'  ✓' if done else ''}" if lesson else ""
         await self.query_one(LessonView).show(lesson, header, empty)
         self.update_topbar()
 
