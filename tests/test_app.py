@@ -375,3 +375,28 @@ def test_lesson_paragraphs_are_unwrapped_for_display() -> None:
     source = "一个向量有两个分量\nA 和 B，起点\n都是 2。\n\n- one\n  more\n- two\n\n| a |\n|---|\n\n```\nx\ny\n```"
     expected = "一个向量有两个分量 A 和 B，起点都是 2。\n\n- one more\n- two\n\n| a |\n|---|\n\n```\nx\ny\n```"
     assert unwrap_paragraphs(source) == expected
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_no_color_every_step_and_every_panel(store, monkeypatch, size) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(store)
+    assert app.no_color
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗的")
+        await settle(pilot)
+        tabs = app.main.query_one("#panels")
+        kinds_seen: set[str] = set()
+        for step in app.main.trace.steps:  # the first step of each kind, in every panel
+            if step.kind in kinds_seen:
+                continue
+            kinds_seen.add(step.kind)
+            app.main._go(step.index)
+            for panel in ("vectors", "layernorm", "residual", "attention", "next"):
+                tabs.active = panel
+                app.main.refresh_panels()
+                await pilot.pause()
+                assert screen_text(app)  # drawn without colour, no crash
+        app.main.goto_step_name("blocks.0.ln1")
+        await pilot.pause()
+        assert "8.000" in screen_text(app)  # ‖x̂‖ = √64 still reads without colour

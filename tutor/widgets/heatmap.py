@@ -77,20 +77,23 @@ class HeatmapGrid(ScrollView, can_focus=True):
                 Segment(f"{c[: CELL - 1]:>{CELL - 1}} ", base + Style(dim=True))
                 for c in self.columns[first : first + n_cells]
             ]
-            return Strip([label, *cells]).crop(0, width)
+            return Strip([label, *cells]).crop(0, width).extend_cell_length(width, base)
         index = y - 1 + scroll_y
         if index >= len(self.rows):
             return Strip.blank(width, base)
         row = self.rows[index]
         label_style = base + Style(bold=True, reverse=row.highlight) if row.highlight else base
         if row.values is None:
-            return Strip([Segment(row.label, base + Style(bold=True, underline=True))]).crop(0, width)
+            title = Segment(row.label, base + Style(bold=True, underline=True))
+            return Strip([title]).crop(0, width).extend_cell_length(width, base)
         label = Text(row.label, style=label_style)
         label.truncate(self.label_width - 1, pad=True)
         label.append(" ")
-        segments = list(label.render(self.app.console))
+        segments = [
+            Segment(seg.text, base + seg.style if seg.style else base) for seg in label.render(self.app.console)
+        ]
         for value in row.values[first : first + n_cells]:
             value = float(value)
             segments.append(Segment(self.number(value).rjust(CELL - 1), base + self.style_for(value, self.scale)))
             segments.append(Segment(" ", base))
-        return Strip(segments).crop(0, width)
+        return Strip(segments).crop(0, width).extend_cell_length(width, base)

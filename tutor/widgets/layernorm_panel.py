@@ -45,7 +45,7 @@ class LayerNormPanel(LiveStatic):
         for pos, piece in enumerate(trace.pieces):
             lit = "reverse" if pos == view.token else ""
             table.add_row(
-                Text(f"{pos} {visible_piece(piece)}", style=lit),
+                Text(f"{pos} {visible_piece(piece)} ", style=lit),
                 f"{mu[pos]:+.3f}",
                 f"{x[pos].std():.3f}",
                 f"{scale[pos]:.3f}",

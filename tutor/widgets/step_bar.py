@@ -51,15 +51,15 @@ class StepBar(Widget):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
+        base = self.rich_style
         chips = self._chips()
         if not chips:
-            return Strip.blank(width)
+            return Strip.blank(width, base)
         start, label, _ = chips[self.current]
         if start < self._offset:  # keep the current chip in view, with a little context
             self._offset = max(0, start - 8)
         elif start + len(label) > self._offset + width:
             self._offset = start + len(label) - width + 8
-        base = self.rich_style
         segments: list[Segment] = []
         if y == 0:
             line = [" "] * (chips[-1][0] + len(chips[-1][1]) + 1)
@@ -75,4 +75,4 @@ class StepBar(Widget):
                 lit = step.index == self.current
                 style = base + (Style(reverse=True, bold=True) if lit else Style(dim=step.kind == "residual"))
                 segments += [Segment(label, style), Segment(" ", base)]
-        return Strip(segments).crop(self._offset, self._offset + width)
+        return Strip(segments).crop(self._offset, self._offset + width).extend_cell_length(width, base)

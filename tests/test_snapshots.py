@@ -1,0 +1,40 @@
+"""Screenshots of the app at 80×24 and 120×40, in Chinese and English, compared with accepted ones.
+
+After a deliberate change of the look (or of the shipped weights or lessons), look at the new
+screenshots and accept them with `pytest tests/test_snapshots.py --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import model
+from tutor.app import TutorApp
+from tutor.paths import content_dir
+from tutor.progress import ProgressStore
+
+STATES = {
+    "start": [],
+    "typed": ["ctrl+u", *"猫追狗"],
+    "layernorm": ["ctrl+u", *"猫追狗", "shift+up", "down"],
+    "residual": ["ctrl+u", *"猫追狗", "shift+up", "pagedown", "pagedown", "down", "down"],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.parametrize("state", list(STATES))
+def test_snapshot(snap_compare, tmp_path: Path, lang: str, size: tuple[int, int], state: str) -> None:
+    app = TutorApp(model.load("tiny"), lang, store=ProgressStore(tmp_path / "progress.json"), content=content_dir())
+
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        for key in STATES[state]:
+            await pilot.press(key)
+            await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
