@@ -45,7 +45,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def use_utf8_terminals() -> None:
+    """Write UTF-8 to terminals even when the locale says otherwise (LANG=C over SSH is common and the
+    terminal itself is nearly always UTF-8); elsewhere keep the encoding and escape what it cannot hold."""
+    for stream in {sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__}:
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if stream is None or encoding == "utf8" or not hasattr(stream, "reconfigure"):
+            continue
+        try:
+            if stream.isatty():
+                stream.reconfigure(encoding="utf-8", errors="replace")
+            else:
+                stream.reconfigure(errors="backslashreplace")
+        except (OSError, ValueError):
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    use_utf8_terminals()
     args = build_parser().parse_args(argv)
     lang = args.lang or detect_language()
     try:
@@ -91,7 +108,8 @@ def run_trace(text: str, model_name: str, lang: str, *, as_json: bool, top_k: in
     for notice in notices:
         print(notice, file=sys.stderr)
     if as_json:
-        json.dump(report, sys.stdout, ensure_ascii=False)
+        utf8 = (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
+        json.dump(report, sys.stdout, ensure_ascii=not utf8)
         sys.stdout.write("\n")
     else:
         from rich.console import Console
