@@ -8,6 +8,7 @@ from typing import Any
 
 from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.timer import Timer
 
 import model
 from model import GPT
@@ -20,6 +21,7 @@ from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
 
 cjk_wrap.install()
+SAVE_DELAY = 0.5  # seconds
 
 
 class TutorCommands(Provider):
@@ -75,6 +77,7 @@ class TutorApp(App[None]):
         self.store = store or ProgressStore()
         self.progress, self._progress_notice = self.store.load()
         self.lessons: list[Lesson] = []
+        self._save_timer: Timer | None = None
         self.main = MainScreen(gpt, lang)
 
     async def on_mount(self) -> None:
@@ -89,14 +92,25 @@ class TutorApp(App[None]):
     # -- progress ------------------------------------------------------------------------------
 
     def remember(self, **changes: Any) -> None:
-        """Keep where the learner is (lesson, step, prompt, model, language); saved at once, atomically."""
+        """Keep where the learner is (lesson, step, prompt, model, language).
+
+        Written atomically at most every SAVE_DELAY seconds (a keystroke must not wait for fsync),
+        and at once on exit.
+        """
         self.progress.last.update(changes)
-        self._save()
+        if self._save_timer is None:
+            self._save_timer = self.set_timer(SAVE_DELAY, self._save)
 
     def _save(self) -> None:
+        self._save_timer = None
         notice = self.store.save(self.progress)
         if notice:
             self.notify(notice, severity="warning", timeout=10)
+
+    async def on_unmount(self) -> None:
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save()
 
     # -- lessons -------------------------------------------------------------------------------
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from rich.style import Style
@@ -91,24 +93,40 @@ def fmt(value: float, width: int = 5) -> str:
     return f"{value:+.0e}".rjust(width)
 
 
+SHADES = 32  # colour steps per sign: the digits carry the exact value, colour only the gist
+
+
 def diverging_style(value: float, scale: float) -> Style:
     """Blue for negative, red for positive, brighter the larger |value|/scale; text stays readable."""
-    if not np.isfinite(value) or scale <= 0:
-        return Style()
-    t = float(min(1.0, abs(value) / scale))
-    base = (58, 110, 220) if value < 0 else (220, 70, 60)
+    if not math.isfinite(value) or scale <= 0:
+        return _PLAIN
+    return _diverging(value < 0, round(min(1.0, abs(value) / scale) * SHADES))
+
+
+@lru_cache(maxsize=2 * SHADES + 2)
+def _diverging(negative: bool, shade: int) -> Style:
+    t = shade / SHADES
+    base = (58, 110, 220) if negative else (220, 70, 60)
     grey = 40
     r, g, b = (int(grey + (c - grey) * t) for c in base)
-    return Style(bgcolor=f"rgb({r},{g},{b})", color="white" if t < 0.75 else "black" if value > 0 else "white")
+    return Style(bgcolor=f"rgb({r},{g},{b})", color="black" if t >= 0.75 and not negative else "white")
 
 
 def sequential_style(value: float) -> Style:
     """For probabilities in [0, 1]: dark to bright green."""
-    if not np.isfinite(value):
-        return Style(dim=True)
-    t = float(min(1.0, max(0.0, value)))
+    if not math.isfinite(value):
+        return _DIM
+    return _sequential(round(min(1.0, max(0.0, value)) * SHADES))
+
+
+@lru_cache(maxsize=SHADES + 1)
+def _sequential(shade: int) -> Style:
+    t = shade / SHADES
     r, g, b = int(30 + 20 * t), int(40 + 170 * t), int(40 + 60 * t)
     return Style(bgcolor=f"rgb({r},{g},{b})", color="black" if t > 0.6 else "white")
+
+
+_PLAIN, _DIM = Style(), Style(dim=True)
 
 
 def visible_piece(piece: str) -> str:

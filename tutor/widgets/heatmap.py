@@ -46,6 +46,7 @@ class HeatmapGrid(ScrollView, can_focus=True):
         self.scale = 1.0
         self.style_for: Callable[[float, float], Style] = diverging_style
         self.number: Callable[[float], str] = fmt
+        self._lines: dict[tuple[int, int, int], Strip] = {}  # drawn lines, until the data changes
 
     def set_rows(
         self,
@@ -60,7 +61,12 @@ class HeatmapGrid(ScrollView, can_focus=True):
         finite = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.zeros(0)
         self.scale = scale if scale is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
         self.virtual_size = Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1)
+        self._lines.clear()
         self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._lines.clear()
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self.rows) + 1 + (1 if self.virtual_size.width > width else 0)
@@ -69,6 +75,13 @@ class HeatmapGrid(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         scroll_x, scroll_y = self.scroll_offset
         first = scroll_x // CELL
+        key = (y if y == 0 else y + scroll_y, first, width)
+        strip = self._lines.get(key)
+        if strip is None:
+            strip = self._lines[key] = self._draw_line(y, width, first, scroll_y)
+        return strip
+
+    def _draw_line(self, y: int, width: int, first: int, scroll_y: int) -> Strip:
         n_cells = max(0, (width - self.label_width) // CELL + 1)
         base = self.rich_style
         if y == 0:  # the header stays on top
