@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -81,6 +84,10 @@ class TutorApp(App[None]):
         self.main = MainScreen(gpt, lang)
 
     async def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGHUP, signal.SIGTERM):  # a dropped SSH session, a `kill`
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, self.hang_up)
         await self.push_screen(self.main)
         if self._progress_notice:
             self.notify(self._progress_notice, severity="warning", timeout=10)
@@ -106,6 +113,11 @@ class TutorApp(App[None]):
         notice = self.store.save(self.progress)
         if notice:
             self.notify(notice, severity="warning", timeout=10)
+
+    def hang_up(self) -> None:
+        """Save first (the terminal may be gone already), then leave."""
+        self._save()
+        self.exit()
 
     async def on_unmount(self) -> None:
         if self._save_timer is not None:

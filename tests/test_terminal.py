@@ -1,0 +1,94 @@
+"""`tutor` in a real pseudo-terminal: it starts, takes keys, and saves progress when the line drops."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+
+def spawn(tmp_path: Path, *args: str, size: tuple[int, int] = (120, 40)) -> tuple[subprocess.Popen[bytes], int]:
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    env = {**os.environ, "TUTOR_STATE_DIR": str(tmp_path / "state"), "TERM": "xterm-256color", "LANG": "en_US.UTF-8"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tutor", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+        cwd=tmp_path,
+    )
+    os.close(slave)
+    return process, master
+
+
+def read_until(master: int, needle: bytes, timeout: float = 20.0) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while needle not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                seen += os.read(master, 65536)
+            except OSError:
+                break
+    return seen
+
+
+def drain(master: int, seconds: float) -> bytes:
+    out = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.05)
+        if ready:
+            try:
+                out += os.read(master, 65536)
+            except OSError:
+                break
+    return out
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM])
+def test_progress_survives_a_dropped_line(tmp_path: Path, signum: int) -> None:
+    process, master = spawn(tmp_path)
+    try:
+        assert b"Lesson 1/" in read_until(master, b"Lesson 1/")  # the first lesson has set its prompt
+        drain(master, 0.5)
+        os.write(master, b"\x15")  # ctrl+u (a burst "ctrl+u + text" can run the binding after the text)
+        drain(master, 0.3)
+        os.write(master, "狗追猫".encode())
+        drain(master, 0.5)
+        os.write(master, b"\x1b[B\x1b[B")  # ↓ ↓
+        drain(master, 0.15)  # the keys are handled; the deferred save (0.5 s) has not run yet
+        process.send_signal(signum)
+        if signum == signal.SIGHUP:  # the line is gone: nobody reads the terminal any more
+            os.close(master)
+            master = -1
+        deadline = time.monotonic() + 15
+        while process.poll() is None and time.monotonic() < deadline:
+            if master >= 0:
+                drain(master, 0.1)
+            else:
+                time.sleep(0.1)
+        assert process.poll() is not None, "tutor did not exit"
+    finally:
+        if master >= 0:
+            os.close(master)
+        if process.poll() is None:
+            process.kill()
+    saved = json.loads((tmp_path / "state" / "progress.json").read_text(encoding="utf-8"))
+    assert saved["last"]["prompt"] == "狗追猫"
+    assert saved["last"]["step"] == "blocks.0.attn"
