@@ -14,6 +14,7 @@ import model
 from model import GPT, GPTConfig
 from tutor.app import TutorApp
 from tutor.lessons import parse_link
+from tutor.paths import content_dir
 from tutor.progress import ProgressStore
 from tutor.widgets.step_bar import StepBar, short_name
 
@@ -400,3 +401,39 @@ async def test_no_color_every_step_and_every_panel(store, monkeypatch, size) -> 
         app.main.goto_step_name("blocks.0.ln1")
         await pilot.pause()
         assert "8.000" in screen_text(app)  # ‖x̂‖ = √64 still reads without colour
+
+
+async def test_lesson_links_can_be_followed_from_the_keyboard(store, content) -> None:
+    app = make_app(store, content)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await settle(pilot)
+        await pilot.press("f9")
+        await pilot.pause()
+        assert "Try 追猫狗 at attention" in screen_text(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        main = app.main
+        assert main.query_one("#prompt").value == "追猫狗"
+        assert main.trace.steps[main.step_index].name == "blocks.0.attn"
+
+
+async def test_every_link_in_the_shipped_lessons_can_be_followed(store) -> None:
+    from tutor.lessons import labelled_links, load_lessons
+
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for lang in ("en", "zh"):
+            for lesson in load_lessons(lang):
+                for _label, href in labelled_links(lesson.body):
+                    link = parse_link(href)
+                    if link.action == "lesson":
+                        continue
+                    await app.main.follow(link)
+                    await settle(pilot)
+                    shipped = link.params.get("model", app.main.gpt.name) in model.shipped_models()
+                    if "prompt" in link.params:
+                        assert app.main.prompt == link.params["prompt"]
+                    if "step" in link.params and shipped:
+                        assert app.main.trace.steps[app.main.step_index].name == link.params["step"], href

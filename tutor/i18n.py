@@ -59,6 +59,8 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "help_title": ("Keys", "按键"),
     "lessons_title": ("Lessons", "课程列表"),
     "no_lessons": ("No lessons found in {path}.", "在 {path} 中没有找到课程。"),
+    "links_title": ("Try it: this lesson's links (Enter follows one)", "动手试试：本课的链接（回车执行）"),
+    "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
 }
 

@@ -101,6 +101,17 @@ def links_in(text: str) -> list[tuple[int, str]]:
     return [(text.count("\n", 0, m.start()) + 1, m.group("angled") or m.group("href")) for m in _LINK.finditer(text)]
 
 
+_LABELLED_LINK = re.compile(r"\[(?P<label>[^\]\n]*)\]" + _LINK.pattern[2:])
+
+
+def labelled_links(text: str) -> list[tuple[str, str]]:
+    """Every `tutor:` link in `text` as (its text, its target), in reading order: the keyboard's way in."""
+    return [
+        (re.sub(r"[*_`]", "", m.group("label")).strip(), m.group("angled") or m.group("href"))
+        for m in _LABELLED_LINK.finditer(text)
+    ]
+
+
 def blocks_in(text: str) -> list[Block]:
     """Every fenced block whose info string is one of `FENCES`."""
     blocks: list[Block] = []

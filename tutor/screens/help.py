@@ -19,6 +19,7 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     ("alt+→ / alt+←", "next / previous token (also l / h)", "下一个 / 上一个词元（也可用 l / h）"),
     ("F4 / shift+F4", "next / previous attention head (also ] / [)", "下一个 / 上一个注意力头（也可用 ] / [）"),
     ("F6", "next panel", "下一个面板"),
+    ("F9", "the lesson's links, to follow without a mouse", "本课的链接，不用鼠标也能执行"),
     ("F2", "lesson list", "课程列表"),
     ("F7 / F8", "previous / next lesson (F8 marks this one done)", "上一课 / 下一课（F8 会把本课标为完成）"),
     (

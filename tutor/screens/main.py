@@ -14,7 +14,7 @@ from textual.worker import get_current_worker
 import model
 from model import GPT, Trace
 from tutor.i18n import t
-from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, parse_link
+from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, labelled_links, parse_link
 from tutor.messages import TraceReady
 from tutor.view import View
 from tutor.widgets.attention_panel import AttentionPanel
@@ -59,6 +59,7 @@ class MainScreen(Screen[None]):
         Binding("f8", "lesson(1)", "Next lesson"),
         Binding("f3", "toggle_lesson", "Lesson/panels"),
         Binding("f5", "toggle_language", "中/En"),
+        Binding("f9", "links", "Try it"),
         Binding("f1", "help", "Help"),
         # single keys, only when the prompt does not have the focus (the input would type them)
         Binding("j", "step(1)", show=False),
@@ -399,6 +400,24 @@ class MainScreen(Screen[None]):
 
     def action_toggle_language(self) -> None:
         self.app.action_toggle_language()  # type: ignore[attr-defined]
+
+    def action_links(self) -> None:
+        """The lesson's links, to follow from the keyboard."""
+        from tutor.screens.links import LinkPickerScreen
+
+        links = labelled_links(self.lesson.body) if self.lesson else []
+        if not links:
+            self.notify(t("no_links", self.lang))
+            return
+
+        async def chosen(href: str | None) -> None:
+            if href:
+                try:
+                    await self.follow(parse_link(href))
+                except LessonError as error:
+                    self.notify(str(error), severity="error")
+
+        self.app.push_screen(LinkPickerScreen(links, t("links_title", self.lang)), chosen)
 
     def action_help(self) -> None:
         from tutor.screens.help import HelpScreen
