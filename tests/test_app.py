@@ -374,7 +374,9 @@ def test_lesson_paragraphs_are_unwrapped_for_display() -> None:
     from tutor.lessons import unwrap_paragraphs
 
     source = "一个向量有两个分量\nA 和 B，起点\n都是 2。\n\n- one\n  more\n- two\n\n| a |\n|---|\n\n```\nx\ny\n```"
+    source += "\n\n    code = 1\n    more = 2"
     expected = "一个向量有两个分量 A 和 B，起点都是 2。\n\n- one more\n- two\n\n| a |\n|---|\n\n```\nx\ny\n```"
+    expected += "\n\n    code = 1\n    more = 2"
     assert unwrap_paragraphs(source) == expected
 
 

@@ -295,6 +295,7 @@ def unwrap_paragraphs(markdown: str) -> str:
             and not _BLOCK_START.match(line)  # a new block starts here
             and not previous.lstrip().startswith(("#", "|", "```", "~~~", "$$"))
             and not previous.endswith("  ")  # a Markdown hard break
+            and not (line.startswith("    ") and previous.startswith("    "))  # an indented code block
         )
         if joinable:
             glue = "" if _is_wide(previous.rstrip()[-1]) and _is_wide(stripped[0]) else " "
