@@ -439,3 +439,69 @@ async def test_every_link_in_the_shipped_lessons_can_be_followed(store) -> None:
                         assert app.main.prompt == link.params["prompt"]
                     if "step" in link.params and shipped:
                         assert app.main.trace.steps[app.main.step_index].name == link.params["step"], href
+
+
+async def test_emptying_the_prompt_clears_every_panel(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        app.main.goto_step_name("blocks.0.ln1")
+        await pilot.press("ctrl+u")
+        await settle(pilot)
+        for panel in ("vectors", "layernorm", "residual", "attention", "next"):
+            app.main.query_one("#panels").active = panel
+            await pilot.pause()
+            text = screen_text(app, "#panels")
+            assert "Type a prompt to see the model at work." in text, panel
+            assert "猫" not in text, panel
+        assert "猫" not in screen_text(app, "#side")
+
+
+async def test_a_model_named_on_the_command_line_beats_the_saved_one(store, tmp_path) -> None:
+    config = small_config(positional="rope")
+    from conftest import TOKENIZER
+
+    path = tmp_path / "rope-small.safetensors"
+    model.save_checkpoint(path, config, random_params(config), TOKENIZER, trained=False)
+    store.save(__import__("tutor.progress", fromlist=["Progress"]).Progress(last={"model": "tiny", "prompt": "猫"}))
+    for resume, expected in ((False, "rope-small"), (True, "tiny")):
+        app = TutorApp(model.load(path), "en", store=store, content=Path("/nonexistent"), resume_model=resume)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await settle(pilot)
+            assert app.main.gpt.name == expected
+
+
+async def test_the_embed_step_states_how_position_enters(store) -> None:
+    from conftest import TOKENIZER
+
+    for positional, formula in (
+        ("rope", "RoPE turns q and k"),
+        ("none", "no position information"),
+        ("learned", "W_E[token] + W_pos[pos]"),
+        ("sinusoidal", "W_E[token] + PE(pos)"),
+    ):
+        config = small_config(positional=positional)
+        app = make_app(store, gpt=GPT(config, random_params(config), TOKENIZER, name=positional))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            assert formula in screen_text(app, "#stepinfo"), positional
+
+
+async def test_a_link_selects_a_token_of_the_prompt_it_sets(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await app.main.follow(parse_link("tutor:show?prompt=%E7%8C%AB%E8%BF%BD%E7%8B%97%E7%9A%84&token=1"))
+        await settle(pilot)
+        assert app.main.trace.pieces == list("猫追狗的") and app.main.token == 1
+
+
+def test_heatmap_headers_fit_their_cells() -> None:
+    from rich.cells import cell_len
+
+    from tutor.widgets.heatmap import fit_cells
+
+    for text in ("0 猫", "11 人", "12 人人人", "7", "θ12"):
+        assert cell_len(fit_cells(text, 5)) == 5

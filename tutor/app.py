@@ -71,11 +71,19 @@ class TutorApp(App[None]):
     TITLE = "tutor"
     COMMANDS = App.COMMANDS | {TutorCommands}
 
-    def __init__(self, gpt: GPT, lang: str, store: ProgressStore | None = None, content: Path | None = None) -> None:
+    def __init__(
+        self,
+        gpt: GPT,
+        lang: str,
+        store: ProgressStore | None = None,
+        content: Path | None = None,
+        resume_model: bool = True,
+    ) -> None:
         super().__init__()
         self.animation_level = "none"  # every animated frame is bytes down an SSH link
         self.gpt = gpt
         self.lang = lang
+        self.resume_model = resume_model  # False when the command line named a model: that one wins
         self.content = content or content_dir()
         self.store = store or ProgressStore()
         self.progress, self._progress_notice = self.store.load()
@@ -93,6 +101,9 @@ class TutorApp(App[None]):
             self.notify(self._progress_notice, severity="warning", timeout=10)
         self.lessons = load_lessons(self.lang, self.content)
         last = self.progress.last
+        saved_model = last.get("model")
+        if self.resume_model and isinstance(saved_model, str) and saved_model != self.gpt.name:
+            self.main.switch_model(saved_model)
         start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
         await self.open_lesson(start, resume=True)
 
@@ -139,8 +150,6 @@ class TutorApp(App[None]):
         last = self.progress.last
         if resume and lesson and last.get("lesson") == lesson.id:
             # back where the learner left off: their prompt, model and step, not the lesson's defaults
-            if isinstance(last.get("model"), str) and last["model"] != self.main.gpt.name:
-                self.main.switch_model(last["model"])
             self.main.set_prompt(str(last.get("prompt", lesson.prompt)))
             if isinstance(last.get("step"), str):
                 self.main.pending_step = last["step"]

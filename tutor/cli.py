@@ -19,7 +19,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="See the inside of a GPT while you read about it.",
     )
     parser.add_argument("--version", action="version", version=f"tutor {__version__}")
-    parser.add_argument("--model", default="tiny", help="shipped model name or path to a .safetensors file")
+    parser.add_argument(
+        "--model", help="shipped model name or path to a .safetensors file (default: tiny, or the app's last one)"
+    )
     parser.add_argument("--lang", choices=LANGUAGES, help="language of lessons and labels (default: from the locale)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -67,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lang = args.lang or detect_language()
     try:
         if args.command == "trace":
-            return run_trace(args.text, args.model, lang, as_json=args.json, top_k=args.top_k)
+            return run_trace(args.text, args.model or "tiny", lang, as_json=args.json, top_k=args.top_k)
         if args.command == "lessons":
             from tutor.lessons_command import run_lessons
 
@@ -118,18 +120,19 @@ def run_trace(text: str, model_name: str, lang: str, *, as_json: bool, top_k: in
     return 0
 
 
-def run_app(model_name: str, lang: str) -> int:
+def run_app(model_name: str | None, lang: str) -> int:
+    """The app; with no --model it resumes the learner's last model, else the one asked for."""
     import model
 
     try:
-        gpt = model.load(model_name)
+        gpt = model.load(model_name or "tiny")
     except model.WeightsError as error:
         return fail(str(error))
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         return fail("tutor needs a terminal; for plain output try: tutor trace TEXT")
     from tutor.app import TutorApp
 
-    TutorApp(gpt, lang).run()
+    TutorApp(gpt, lang, resume_model=model_name is None).run()
     return 0
 
 

@@ -59,13 +59,20 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "help_title": ("Keys", "按键"),
     "lessons_title": ("Lessons", "课程列表"),
     "no_lessons": ("No lessons found in {path}.", "在 {path} 中没有找到课程。"),
+    "no_mask": ("(no causal mask)", "（没有因果掩码）"),
     "links_title": ("Try it: this lesson's links (Enter follows one)", "动手试试：本课的链接（回车执行）"),
     "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
 }
 
+EMBED_FORMULAS: dict[str, str] = {  # by the model's positional encoding
+    "sinusoidal": "x = W_E[token] + PE(pos)",
+    "learned": "x = W_E[token] + W_pos[pos]",
+    "rope": "x = W_E[token]      (RoPE turns q and k inside attention instead)",
+    "none": "x = W_E[token]      (no position information at all)",
+}
+
 FORMULAS: dict[str, str] = {
-    "embed": "x = W_E[token] + PE(pos)",
     "norm": "y = γ · (x − μ) / √(σ² + ε) + β",
     "attention": "z = softmax(q·kᵀ / √d_head) · v,  out = z W_O + b_O",
     "residual": "x ← x + F(x)",

@@ -55,6 +55,7 @@ class Block:
     kind: str
     text: str
     line: int
+    end: int  # the line of the closing fence
 
 
 @dataclass
@@ -125,7 +126,7 @@ def blocks_in(text: str) -> list[Block]:
         fence, start = match.group("fence"), i
         end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(fence)), len(lines))
         if match.group("info") in FENCES:
-            blocks.append(Block(match.group("info"), "\n".join(lines[start + 1 : end]), start + 1))
+            blocks.append(Block(match.group("info"), "\n".join(lines[start + 1 : end]), start + 1, end + 1))
         i = end + 1
     return blocks
 
@@ -253,7 +254,7 @@ def display_markdown(lesson: Lesson) -> str:
             out.append(lines[i])
             i += 1
             continue
-        i += block.text.count("\n") + 3  # opening fence, text, closing fence
+        i = block.end  # past the closing fence
         if block.kind == "tutor-code":
             try:
                 where, source = resolve_code(block.text)

@@ -84,6 +84,7 @@ class MainScreen(Screen[None]):
         self.head = 0
         self.lesson: Lesson | None = None
         self.pending_step: str | None = None  # a step a lesson asked for, applied when its trace arrives
+        self.pending_token: int | None = None  # likewise a token
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -153,8 +154,8 @@ class MainScreen(Screen[None]):
             self.post_message(TraceReady(prompt, gpt, trace))
 
     def on_trace_ready(self, message: TraceReady) -> None:
-        if message.gpt is not self.gpt:
-            return
+        if message.gpt is not self.gpt or message.prompt != self.query_one("#prompt", Input).value:
+            return  # a model or a prompt that is no longer on screen
         old = self.trace
         was_at_end = old is None or self.token >= len(old.tokens) - 1
         self.trace, self.prompt = message.trace, message.prompt
@@ -162,6 +163,9 @@ class MainScreen(Screen[None]):
         self.token = max(0, n - 1) if was_at_end else min(self.token, max(0, n - 1))
         if old is None or old.steps is not message.trace.steps:
             self.step_index = min(self.step_index, len(message.trace.steps) - 1)
+        if self.pending_token is not None:
+            self.token = self.pending_token % n if n else 0
+            self.pending_token = None
         if self.pending_step is not None:
             self.goto_step_name(self.pending_step)
             self.pending_step = None
@@ -184,8 +188,6 @@ class MainScreen(Screen[None]):
         self.query_one(StepBar).show(view.trace.steps, view.step_index)
         self.query_one(StepInfo).show(view)
         if self.has_class("-too-small"):
-            return
-        if not view.n_tokens:
             return
         active = self.query_one("#panels", TabbedContent).active
         panels = {
@@ -380,8 +382,11 @@ class MainScreen(Screen[None]):
             if "panel" in params and params["panel"] in PANELS and params["panel"] != "tokens":
                 self.query_one("#panels", TabbedContent).active = params["panel"]
             if "token" in params and params["token"].lstrip("-").isdigit():
-                n = len(self.trace.tokens) if self.trace else 0
-                self.token = int(params["token"]) % n if n else 0
+                if "prompt" in params or "model" in params or self.trace is None:
+                    self.pending_token = int(params["token"])  # counted in the prompt that is coming
+                else:
+                    n = len(self.trace.tokens)
+                    self.token = int(params["token"]) % n if n else 0
             if "head" in params and params["head"].isdigit():
                 self.head = int(params["head"]) % self.gpt.config.n_heads
             self.refresh_panels()

@@ -25,9 +25,14 @@ class AttentionPanel(Vertical):
     def show(self, view: View) -> None:
         cfg, trace = view.gpt.config, view.trace
         head = view.head % cfg.n_heads
-        self.query_one("#attention-title", Static).update(
+        title = self.query_one("#attention-title", Static)
+        if not view.n_tokens:
+            title.update(t("empty_prompt", view.lang))
+            self.query_one(HeatmapGrid).set_rows([], [])
+            return
+        title.update(
             t("attn_title", view.lang, block=view.block, head=head, heads=cfg.n_heads)
-            + ("" if cfg.causal else "  (no causal mask)")
+            + ("" if cfg.causal else "  " + t("no_mask", view.lang))
         )
         pattern = trace[f"blocks.{view.block}.attn.hook_pattern"][head].astype(np.float64)
         if cfg.causal:  # masked cells show a dot, not a zero

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -29,6 +30,11 @@ class GridRow:
     label: str
     values: np.ndarray | None = None
     highlight: bool = False
+
+
+def fit_cells(text: str, width: int) -> str:
+    """Right-aligned in exactly `width` terminal cells (a Chinese character takes two)."""
+    return " " * (width - cell_len(text)) + text if cell_len(text) <= width else set_cell_size(text, width)
 
 
 class HeatmapGrid(ScrollView, can_focus=True):
@@ -87,7 +93,7 @@ class HeatmapGrid(ScrollView, can_focus=True):
         if y == 0:  # the header stays on top
             label = Segment(" " * self.label_width, base)
             cells = [
-                Segment(f"{c[: CELL - 1]:>{CELL - 1}} ", base + Style(dim=True))
+                Segment(fit_cells(c, CELL - 1) + " ", base + Style(dim=True))
                 for c in self.columns[first : first + n_cells]
             ]
             return Strip([label, *cells]).crop(0, width).extend_cell_length(width, base)

@@ -29,6 +29,9 @@ class LayerNormPanel(LiveStatic):
     def show(self, view: View) -> None:
         lang, trace = view.lang, view.trace
         step = norm_step_for(view)
+        if not view.n_tokens:
+            self.show_content(t("empty_prompt", lang), "empty")
+            return
         if step is None:
             self.show_content(t("no_norm", lang), "none")
             return

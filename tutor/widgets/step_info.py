@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from rich.text import Text
 
-from tutor.i18n import FORMULAS, t
+from tutor.i18n import EMBED_FORMULAS, FORMULAS, t
 from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 
@@ -19,7 +19,7 @@ class StepInfo(LiveStatic):
             (t("step_of", lang, i=step.index, n=len(view.trace.steps) - 1) + " · ", "dim"),
             (step.label(lang), "bold"),
             "\n",
-            (FORMULAS[step.kind], "italic"),
+            (EMBED_FORMULAS[view.gpt.config.positional] if step.kind == "embed" else FORMULAS[step.kind], "italic"),
             no_wrap=True,
             overflow="ellipsis",
         )

@@ -19,15 +19,25 @@ class VectorsPanel(Vertical):
     DEFAULT_CSS = """
     VectorsPanel > #vectors-note { height: auto; padding: 0 1; }
     VectorsPanel > HeatmapGrid { height: 1fr; }
+    VectorsPanel > #angles-note { height: auto; padding: 0 1; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static(id="vectors-note")
         yield HeatmapGrid(label_width=18, id="vectors-grid")
+        yield Static(id="angles-note")
+        yield HeatmapGrid(label_width=18, id="angles-grid")
 
     def show(self, view: View) -> None:
         trace, lang, cfg = view.trace, view.lang, view.gpt.config
-        note, grid = self.query_one("#vectors-note", Static), self.query_one(HeatmapGrid)
+        note, grid = self.query_one("#vectors-note", Static), self.query_one("#vectors-grid", HeatmapGrid)
+        angle_note, angles_grid = self.query_one("#angles-note", Static), self.query_one("#angles-grid", HeatmapGrid)
+        rope = cfg.positional == "rope"
+        angle_note.display = angles_grid.display = rope and view.n_tokens > 0
+        if not view.n_tokens:
+            note.update(t("empty_prompt", lang))
+            grid.set_rows([], [])
+            return
 
         def rows_of(title: str, array: np.ndarray) -> list[GridRow]:
             rows = [GridRow(title)]
@@ -44,15 +54,17 @@ class VectorsPanel(Vertical):
             base = f" · base {cfg.pos_base:g}" if cfg.positional == "sinusoidal" else ""
             note.update(f"d_model = {cfg.d_model}{base}")
             columns = [str(i) for i in range(cfg.d_model)]
-        elif cfg.positional == "rope":
-            note.update(t("rope_note", lang))
-            n = view.n_tokens + trace.dropped
-            pe = sinusoidal_positions(max(n, 1), cfg.d_head, cfg.pos_base).astype(np.float64)
+        elif rope:
+            note.update(f"d_model = {cfg.d_model}")
+            angle_note.update(t("rope_note", lang))
+            pe = sinusoidal_positions(view.n_tokens, cfg.d_head, cfg.pos_base).astype(np.float64)
             angles = np.arctan2(pe[:, 0::2], pe[:, 1::2]) % (2 * math.pi)  # θ from (sin θ, cos θ)
-            rows.append(GridRow("θ (rad)"))
-            rows += [GridRow(f"pos {pos}", angles[pos], pos == view.token) for pos in range(view.n_tokens)]
-            columns = [f"θ{i}" for i in range(cfg.d_head // 2)]
-            columns += [str(i) for i in range(len(columns), cfg.d_model)]
+            angle_rows = [
+                GridRow(f"{pos} {visible_piece(piece)}", angles[pos], pos == view.token)
+                for pos, piece in enumerate(trace.pieces)
+            ]
+            angles_grid.set_rows(angle_rows, [f"θ{i}" for i in range(cfg.d_head // 2)], scale=2 * math.pi)
+            columns = [str(i) for i in range(cfg.d_model)]
         else:
             note.update(t("no_position", lang))
             columns = [str(i) for i in range(cfg.d_model)]
