@@ -17,7 +17,7 @@ import numpy as np
 from model.attention import attention
 from model.backward import (
     cross_entropy,
-    cross_entropy_backward,
+    cross_entropy_and_backward,
     embed_backward,
     fold_heads,
     layer_norm_backward,
@@ -229,8 +229,8 @@ def loss_and_gradients(
 ) -> tuple[float, Grads]:
     """Mean next-token cross-entropy on `inputs` → `targets` (both `[batch, pos]`) and its gradients."""
     logits, tape = forward_with_tape(params, config, inputs)
-    d_logits = cross_entropy_backward(logits, targets)
-    return cross_entropy(logits, targets), backward_from_tape(params, config, inputs, tape, d_logits)
+    loss, d_logits = cross_entropy_and_backward(logits, targets)
+    return loss, backward_from_tape(params, config, inputs, tape, d_logits)
 
 
 def loss_only(params: Params, config: GPTConfig, inputs: np.ndarray, targets: np.ndarray) -> float:
