@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tutor import __version__
+from tutor import __version__, train_command
 from tutor.language import LANGUAGES, detect_language
 
 
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the step labels")
     trace.add_argument("--json", action="store_true", help="print JSON instead of a table")
     trace.add_argument("--top-k", type=int, default=5, metavar="K", help="next-token guesses to show (default 5)")
+    train_command.register(commands)
     return parser
 
 
@@ -43,6 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "trace":
             return run_trace(args.text, args.model, lang, as_json=args.json, top_k=args.top_k)
+        if args.command == "train":
+            return train_command.run_train(args)
         return run_app(args.model, lang)
     except KeyboardInterrupt:
         return 130
