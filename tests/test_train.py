@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import signal
 from dataclasses import replace
 from pathlib import Path
 
@@ -315,3 +316,24 @@ def test_train_command_reports_nan(
     assert main(["train", "--corpus", str(lessons), "--out", str(out), "--lessons-only"]) != 0
     assert "loss became nan at step 1; stopped, none saved" in one_error_line(capsys, after_progress=True)
     assert not out.exists()
+
+
+def test_ctrl_c_stops_after_the_step_and_saves(
+    lessons: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small_recipes(monkeypatch)
+    real = training.loss_and_gradients
+    calls = iter(range(100))
+
+    def interrupted_at_the_third_step(*args: object) -> tuple[float, dict]:
+        if next(calls) == 2:
+            signal.raise_signal(signal.SIGINT)  # what Ctrl-C sends, mid-step
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(training, "loss_and_gradients", interrupted_at_the_third_step)
+    out = tmp_path / "m.safetensors"
+    assert main(["train", "--corpus", str(lessons), "--out", str(out), "--lessons-only"]) == 0
+    printed = capsys.readouterr().out
+    assert "stopped (Ctrl-C) at step 3/40" in printed and "--resume" in printed
+    assert load_state(out, load_corpus(lessons, stdlib_text=False)).step == 3
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
