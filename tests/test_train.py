@@ -6,6 +6,8 @@ import itertools
 import json
 import math
 import signal
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -305,6 +307,8 @@ def test_train_command_trains_and_resumes(
     assert "finished at step 6/6" in capsys.readouterr().out
     assert main(["train", "--variant", "tiny", "--corpus", str(lessons), "--out", str(out), "--resume"]) != 0
     assert "trains variant 'rope'" in one_error_line(capsys)
+    assert main([*args, "--steps", "3", "--resume"]) != 0
+    assert "already at step 6; --steps 3 would go back" in one_error_line(capsys)
 
 
 def test_train_command_reports_nan(
@@ -337,3 +341,16 @@ def test_ctrl_c_stops_after_the_step_and_saves(
     assert "stopped (Ctrl-C) at step 3/40" in printed and "--resume" in printed
     assert load_state(out, load_corpus(lessons, stdlib_text=False)).step == 3
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+
+
+def test_help_lists_train_without_loading_numpy() -> None:
+    code = (
+        "import sys, contextlib, io\n"
+        "from tutor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
+        "    main(['train', '--help'])\n"
+        "heavy = {m.split('.')[0] for m in sys.modules} & {'numpy', 'rich', 'textual'}\n"
+        "print('--variant' in out.getvalue(), sorted(heavy))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "True []", result.stderr

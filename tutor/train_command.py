@@ -65,6 +65,8 @@ def run_train(args: argparse.Namespace) -> int:
             state = load_state(out, corpus, args.steps)
             if state.recipe.name != args.variant:
                 return fail(f"{out} trains variant {state.recipe.name!r}, not {args.variant!r}")
+            if state.total_steps < state.step:
+                return fail(f"{out} is already at step {state.step}; --steps {state.total_steps} would go back")
         else:
             state = new_state(corpus, recipe, args.seed, args.steps)
         state = _train_with_progress(state, corpus, out)
