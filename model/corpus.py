@@ -143,7 +143,7 @@ def _stream(tokenizer: CharTokenizer, texts: list[str]) -> np.ndarray:
 def load_corpus(content_dir: Path, *, stdlib_text: bool = True) -> Corpus:
     """The lessons under `content_dir` and, with `stdlib_text`, the standard library's docstrings."""
     lessons = lesson_documents(content_dir)
-    sources = [f"lessons ({content_dir}/{{zh,en}}/*.md): {len(lessons)} files"]
+    sources = [f"lessons (content/{{zh,en}}/*.md): {len(lessons)} files"]
     documents = list(lessons)
     if stdlib_text:
         extra = stdlib_documents()

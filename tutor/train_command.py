@@ -52,7 +52,7 @@ def run_train(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from model.corpus import CorpusError, load_corpus
-    from model.train import RECIPES, TrainingError, load_state, new_state
+    from model.train import RECIPES, TrainingError, load_state, new_state, saved_recipe
     from tutor.paths import content_dir
 
     recipe = RECIPES[args.variant]
@@ -60,6 +60,8 @@ def run_train(args: argparse.Namespace) -> int:
         recipe = replace(recipe, stdlib_text=False)
     corpus_dir = Path(args.corpus).expanduser() if args.corpus else content_dir()
     try:
+        if args.resume:  # the corpus the checkpoint was trained on, whatever the flags say now
+            recipe = saved_recipe(out)
         corpus = load_corpus(corpus_dir, stdlib_text=recipe.stdlib_text)
         if args.resume:
             state = load_state(out, corpus, args.steps)
