@@ -24,7 +24,7 @@ def _flat(x: np.ndarray) -> np.ndarray:
 
 def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> float:
     """Mean next-token cross-entropy: L = −(1/N) Σₙ log softmax(logitsₙ)[targetₙ]."""
-    return cross_entropy_and_backward(logits, targets, backward=False)[0]
+    return _mean_negative_log_likelihood(_log_softmax(logits), targets)
 
 
 def cross_entropy_backward(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -32,19 +32,18 @@ def cross_entropy_backward(logits: np.ndarray, targets: np.ndarray) -> np.ndarra
     return cross_entropy_and_backward(logits, targets)[1]
 
 
-def cross_entropy_and_backward(
-    logits: np.ndarray, targets: np.ndarray, backward: bool = True
-) -> tuple[float, np.ndarray]:
+def cross_entropy_and_backward(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """Both of the above from one log-softmax (the logits are the biggest array of the pass)."""
     log_probs = _log_softmax(logits)
-    rows, picked = np.arange(targets.size), targets.reshape(-1)
-    loss = -float(_flat(log_probs)[rows, picked].mean())
-    if not backward:
-        return loss, log_probs
+    loss = _mean_negative_log_likelihood(log_probs, targets)
     d_logits = np.exp(log_probs, out=log_probs)
-    _flat(d_logits)[rows, picked] -= 1.0  # a view: the write lands in d_logits
+    _flat(d_logits)[np.arange(targets.size), targets.reshape(-1)] -= 1.0  # a view: lands in d_logits
     d_logits /= targets.size
     return loss, d_logits
+
+
+def _mean_negative_log_likelihood(log_probs: np.ndarray, targets: np.ndarray) -> float:
+    return -float(_flat(log_probs)[np.arange(targets.size), targets.reshape(-1)].mean())
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:

@@ -260,6 +260,7 @@ def one_error_line(capsys: pytest.CaptureFixture[str], after_progress: bool = Fa
     [
         (["--variant", "gpt5"], "unknown variant 'gpt5'"),
         (["--steps", "0"], "--steps must be at least 1"),
+        (["--seed", "-3"], "--seed must not be negative"),
         (["--corpus", "/no/such/folder"], "no such lessons folder"),
         (["--resume"], "nothing to resume"),
     ],

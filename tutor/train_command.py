@@ -41,6 +41,8 @@ def run_train(args: argparse.Namespace) -> int:
         return fail(f"unknown variant {args.variant!r} (choose from {', '.join(VARIANTS)})")
     if args.steps is not None and args.steps < 1:
         return fail(f"--steps must be at least 1, got {args.steps}")
+    if args.seed < 0:
+        return fail(f"--seed must not be negative, got {args.seed}")
     out = Path(args.out if args.out else f"{args.variant}.safetensors").expanduser()
     problem = _output_problem(out, resume=args.resume)
     if problem:
