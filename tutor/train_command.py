@@ -145,12 +145,10 @@ def _train_with_progress(state: Any, corpus: Any, out: Path) -> Any:
             )
 
             def on_step(p: Any) -> None:
-                nonlocal last_val
                 speeds.append(p.tokens_per_second)
                 recent = sorted(speeds[-20:])[len(speeds[-20:]) // 2]  # a median: saving steps are not typical
-                if p.val_loss is not None:
-                    last_val = f"{p.val_loss:.3f}"
-                progress.update(task, completed=p.step, loss=f"{p.loss:.3f}", val=last_val, speed=f"{recent:,.0f}")
+                val = f"{state.val_curve[-1][1]:.3f}" if state.val_curve else "-"  # run() keeps it up to date
+                progress.update(task, completed=p.step, loss=f"{p.loss:.3f}", val=val, speed=f"{recent:,.0f}")
 
             return run(state, corpus, out, on_step=on_step, should_stop=lambda: interrupted)
     finally:
