@@ -169,6 +169,8 @@ def test_same_seed_same_losses_bit_for_bit(corpus: model.corpus.Corpus, tmp_path
     assert a.train_curve == b.train_curve and a.val_curve == b.val_curve
     assert all(np.array_equal(a.params[k], b.params[k]) for k in a.params)
     assert a.train_curve != c.train_curve
+    moments = [*a.optimizer.m.values(), *a.optimizer.v.values()]
+    assert {x.dtype for x in [*a.params.values(), *moments]} == {np.dtype(np.float32)}  # float32 throughout
 
 
 def test_resume_equals_the_uninterrupted_run(corpus: model.corpus.Corpus, tmp_path: Path) -> None:
