@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tutor import __version__
+from tutor import __version__, train_command
 from tutor.language import LANGUAGES, detect_language
 
 
@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     lessons.add_argument(
         "--check", action="store_true", help="check every lesson in both languages; exit 1 on problems"
     )
+    train_command.register(commands)
     return parser
 
 
@@ -74,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tutor.lessons_command import run_lessons
 
             return run_lessons(lang, check=args.check)
+        if args.command == "train":
+            return train_command.run_train(args)
         return run_app(args.model, lang)
     except KeyboardInterrupt:
         return 130

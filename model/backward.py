@@ -1,0 +1,223 @@
+"""The backward pass: for every forward formula, how the loss's gradient flows back through it.
+
+Each `*_backward` function takes `d_out` = ∂L/∂(the forward function's output) and what the
+forward computed, and returns ∂L/∂(each input). The derivative is in the docstring. Shapes may
+carry any leading batch axes; parameter gradients are summed over them (every position shares
+the same weights). Like the forward, every function keeps its input's float dtype.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from model.positions import rope
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # a Python float, so float32 stays float32
+
+
+def _flat(x: np.ndarray) -> np.ndarray:
+    """[..., n] → [rows, n]: every position as one row, for the weight gradients' sums."""
+    return x.reshape(-1, x.shape[-1])
+
+
+def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> float:
+    """Mean next-token cross-entropy: L = −(1/N) Σₙ log softmax(logitsₙ)[targetₙ]."""
+    return _mean_negative_log_likelihood(_log_softmax(logits), targets)
+
+
+def cross_entropy_backward(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """∂L/∂logits = (softmax(logits) − onehot(target)) / N, for the mean cross-entropy."""
+    return cross_entropy_and_backward(logits, targets)[1]
+
+
+def cross_entropy_and_backward(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+    """Both of the above from one log-softmax (the logits are the biggest array of the pass)."""
+    log_probs = _log_softmax(logits)
+    loss = _mean_negative_log_likelihood(log_probs, targets)
+    d_logits = np.exp(log_probs, out=log_probs)
+    _flat(d_logits)[np.arange(targets.size), targets.reshape(-1)] -= 1.0  # a view: lands in d_logits
+    d_logits /= targets.size
+    return loss, d_logits
+
+
+def _mean_negative_log_likelihood(log_probs: np.ndarray, targets: np.ndarray) -> float:
+    return -float(_flat(log_probs)[np.arange(targets.size), targets.reshape(-1)].mean())
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def embed_backward(d_x: np.ndarray, tokens: np.ndarray, vocab_size: int) -> np.ndarray:
+    """x = W_E[token]:  ∂L/∂W_E[t] = Σ of ∂L/∂x over every position holding token t."""
+    d_w_e = np.zeros((vocab_size, d_x.shape[-1]), dtype=d_x.dtype)
+    np.add.at(d_w_e, tokens.reshape(-1), _flat(d_x))
+    return d_w_e
+
+
+def unembed_backward(d_logits: np.ndarray, x: np.ndarray, w_e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """logits = x · W_Eᵀ:  ∂L/∂x = ∂L/∂logits · W_E,  ∂L/∂W_E = (∂L/∂logits)ᵀ · x.
+
+    With tied embeddings this is only the unembedding's share of W_E's gradient; the
+    embedding's share (`embed_backward`) is added to it.
+    """
+    return d_logits @ w_e, _flat(d_logits).T @ _flat(x)
+
+
+def learned_positions_backward(d_x: np.ndarray, n_ctx: int) -> np.ndarray:
+    """x = W_E[token] + W_P[pos]:  ∂L/∂W_P[p] = Σ over the batch of ∂L/∂x at position p.
+
+    Positions beyond the sequence get no gradient. `d_x` is `[batch, pos, d]`.
+    """
+    d_w_p = np.zeros((n_ctx, d_x.shape[-1]), dtype=d_x.dtype)
+    d_w_p[: d_x.shape[-2]] = d_x.reshape(-1, *d_x.shape[-2:]).sum(axis=0)
+    return d_w_p
+
+
+def rope_backward(d_out: np.ndarray, pe: np.ndarray) -> np.ndarray:
+    """RoPE turns each pair (x₂ᵢ, x₂ᵢ₊₁) by θ, a linear map R(θ) = [[cos, −sin], [sin, cos]].
+
+    ∂L/∂x = R(θ)ᵀ · ∂L/∂x' and R(θ)ᵀ = R(−θ): the gradient turns back by −θ, which is `rope`
+    with sin θ (the table's even columns) negated. The sinusoidal table is a constant.
+    """
+    back = pe.copy()
+    back[:, 0::2] *= -1.0
+    return rope(d_out, back)
+
+
+def layer_norm_backward(
+    d_y: np.ndarray, x_hat: np.ndarray, scale: np.ndarray, gamma: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """y = γ · x̂ + β with x̂ = (x − μ)/s and s = √(σ² + ε), over the last axis of size d:
+
+        ∂L/∂β = Σ ∂L/∂y,   ∂L/∂γ = Σ ∂L/∂y · x̂           (summed over positions)
+        g = γ · ∂L/∂y                                        (∂L/∂x̂)
+        ∂L/∂x = (g − mean(g) − x̂ · mean(g · x̂)) / s
+
+    from ∂x̂ᵢ/∂xⱼ = (δᵢⱼ − 1/d − x̂ᵢ x̂ⱼ / d) / s, since ∂μ/∂xⱼ = 1/d and ∂s/∂xⱼ = x̂ⱼ/d.
+    """
+    g = d_y * gamma
+    d_x = (g - g.mean(axis=-1, keepdims=True) - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)) / scale
+    return d_x, _flat(d_y * x_hat).sum(axis=0), _flat(d_y).sum(axis=0)
+
+
+def softmax_backward(d_p: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """p = softmax(s) over the last axis:  ∂L/∂sᵢ = pᵢ · (∂L/∂pᵢ − Σⱼ pⱼ ∂L/∂pⱼ).
+
+    Masked entries have p = 0, so they get no gradient.
+    """
+    return p * (d_p - (d_p * p).sum(axis=-1, keepdims=True))
+
+
+def attention_backward(
+    d_z: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray, pattern: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """z = pattern · v, pattern = softmax(q · kᵀ / √d_head) (masked or not):
+
+        ∂L/∂v       = patternᵀ · ∂L/∂z
+        ∂L/∂pattern = ∂L/∂z · vᵀ
+        ∂L/∂scores  = softmax_backward(∂L/∂pattern, pattern)
+        ∂L/∂q       = ∂L/∂scores · k / √d_head
+        ∂L/∂k       = (∂L/∂scores)ᵀ · q / √d_head
+
+    All `[head, pos, d_head]` (heads may be folded with a batch axis), `pattern` `[head, q, k]`.
+    """
+    d_v = pattern.transpose(0, 2, 1) @ d_z
+    d_scores = softmax_backward(d_z @ v.transpose(0, 2, 1), pattern) / math.sqrt(q.shape[-1])
+    return d_scores @ k, d_scores.transpose(0, 2, 1) @ q, d_v
+
+
+def linear_backward(d_out: np.ndarray, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """out = x · W + b:  ∂L/∂x = ∂L/∂out · Wᵀ,  ∂L/∂W = xᵀ · ∂L/∂out,  ∂L/∂b = Σ ∂L/∂out."""
+    return d_out @ w.T, _flat(x).T @ _flat(d_out), _flat(d_out).sum(axis=0)
+
+
+def gelu_backward(d_y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """gelu(x) = ½ x (1 + tanh u),  u = √(2/π) (x + 0.044715 x³):
+
+    gelu'(x) = ½ (1 + tanh u) + ½ x (1 − tanh² u) · √(2/π) (1 + 3 · 0.044715 x²)
+    """
+    # In place, term by term: this runs on the widest activations and was the slowest step.
+    x_sq = x * x
+    t = 0.044715 * x_sq
+    t += 1.0
+    t *= x
+    t *= _SQRT_2_OVER_PI
+    np.tanh(t, out=t)  # tanh u
+    du_dx = x_sq
+    du_dx *= 3.0 * 0.044715
+    du_dx += 1.0
+    du_dx *= _SQRT_2_OVER_PI  # du/dx
+    sech_sq = t * t
+    np.subtract(1.0, sech_sq, out=sech_sq)  # 1 − tanh² u
+    sech_sq *= du_dx
+    sech_sq *= x
+    t += 1.0
+    t += sech_sq
+    t *= 0.5  # gelu'(x)
+    t *= d_y
+    return t
+
+
+def mlp_backward(
+    d_out: np.ndarray, x: np.ndarray, pre: np.ndarray, post: np.ndarray, w_in: np.ndarray, w_out: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """mlp(x) = gelu(x W_in + b_in) W_out + b_out, back through each of its three steps.
+
+    `pre` and `post` are the forward's `hook_pre` and `hook_post`. Returns ∂L/∂x and the
+    gradients of W_in, b_in, W_out, b_out.
+    """
+    d_post, d_w_out, d_b_out = linear_backward(d_out, post, w_out)
+    d_pre = gelu_backward(d_post, pre)
+    d_x, d_w_in, d_b_in = linear_backward(d_pre, x, w_in)
+    return d_x, d_w_in, d_b_in, d_w_out, d_b_out
+
+
+def fold_heads(x: np.ndarray) -> np.ndarray:
+    """[batch, pos, head, d_head] → [batch·head, pos, d_head]: every (sequence, head) as one `attention` head."""
+    batch, n, n_heads, d_head = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(batch * n_heads, n, d_head)
+
+
+def unfold_heads(x: np.ndarray, batch: int) -> np.ndarray:
+    """[batch·head, pos, d_head] → [batch, pos, head, d_head], undoing `fold_heads`."""
+    _, n, d_head = x.shape
+    return x.reshape(batch, -1, n, d_head).transpose(0, 2, 1, 3)
+
+
+def multi_head_attention_backward(
+    d_out: np.ndarray,
+    x: np.ndarray,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    pattern: np.ndarray,
+    z: np.ndarray,
+    w_qkv: np.ndarray,
+    w_out: np.ndarray,
+    rope_pe: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Multi-head attention on a batch, backwards, one forward step at a time:
+
+        out = concat(z) W_O + b_O     → ∂L/∂z, ∂L/∂W_O, ∂L/∂b_O          (`linear_backward`)
+        zₕ = attention(qₕ, kₕ, vₕ)     → ∂L/∂q, ∂L/∂k, ∂L/∂v per head     (`attention_backward`)
+        q, k rotated by RoPE           → turned back by −θ                 (`rope_backward`)
+        [q|k|v] = x W_QKV + b_QKV      → ∂L/∂x, ∂L/∂W_QKV, ∂L/∂b_QKV      (`linear_backward`)
+
+    `x` is `[batch, pos, d]`; `q`, `k` (after RoPE if any), `v`, `z` are `[batch, pos, head, d_head]`;
+    `pattern` is `[batch·head, q_pos, k_pos]`. Returns ∂L/∂x and the gradients of W_QKV, b_QKV, W_O, b_O.
+    """
+    batch, n, d = x.shape
+    d_z, d_w_out, d_b_out = linear_backward(d_out, z.reshape(batch, n, d), w_out)
+    d_q, d_k, d_v = attention_backward(
+        fold_heads(d_z.reshape(z.shape)), fold_heads(q), fold_heads(k), fold_heads(v), pattern
+    )
+    d_q, d_k, d_v = (unfold_heads(t, batch) for t in (d_q, d_k, d_v))
+    if rope_pe is not None:
+        d_q, d_k = rope_backward(d_q, rope_pe), rope_backward(d_k, rope_pe)
+    d_qkv = np.concatenate([t.reshape(batch, n, d) for t in (d_q, d_k, d_v)], axis=-1)
+    d_x, d_w_qkv, d_b_qkv = linear_backward(d_qkv, x, w_qkv)
+    return d_x, d_w_qkv, d_b_qkv, d_w_out, d_b_out

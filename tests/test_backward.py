@@ -1,0 +1,274 @@
+"""The hand-written backward pass against central finite differences, in float64.
+
+Relative error of a gradient: ‖analytic − numeric‖ / max(‖analytic‖, ‖numeric‖, 1e-8), which
+must stay ≤ 1e-6. Components are checked on every coordinate; the whole model on every
+variant (positional × norm × residual × causal), on a sample of coordinates of every
+parameter plus one random direction through the whole tensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from conftest import TOKENIZER, VARIANTS, random_params, small_config, variant_id
+
+import model
+from model import backward as bw
+from model.attention import attention
+from model.embedding import embed, unembed
+from model.gradients import forward_with_tape, loss_and_gradients, loss_only, multi_head_attention_batch
+from model.hooks import no_hook
+from model.mlp import gelu, mlp
+from model.norm import layer_norm
+from model.positions import rope, sinusoidal_positions
+
+STEP = 1e-3
+TOLERANCE = 1e-6
+
+
+def relative_error(analytic: np.ndarray, numeric: np.ndarray) -> float:
+    scale = max(np.linalg.norm(analytic), np.linalg.norm(numeric), 1e-8)
+    return float(np.linalg.norm(analytic - numeric) / scale)
+
+
+def central_difference(loss: Callable[[], float], x: np.ndarray, direction: np.ndarray) -> float:
+    """∂L/∂x along `direction` from central differences, Richardson-extrapolated (the five-point stencil):
+
+        D(h) = (L(x + h·u) − L(x − h·u)) / 2h,   ∂L/∂u ≈ (4·D(h/2) − D(h)) / 3,   error O(h⁴)
+
+    A plain D(h) needs a small h (error O(h²)), where float64 round-off swamps small gradients.
+    x is changed in place and restored.
+    """
+    values = {}
+    original = x.copy()
+    for k in (-2, -1, 1, 2):
+        x[...] = original + (k * STEP / 2) * direction
+        values[k] = loss()
+    x[...] = original
+    return (4 * (values[1] - values[-1]) / STEP - (values[2] - values[-2]) / (2 * STEP)) / 3
+
+
+def numeric_gradient(loss: Callable[[], float], x: np.ndarray, indices: list[int] | None = None) -> np.ndarray:
+    """`central_difference` along each coordinate i (all, or `indices`); zero elsewhere."""
+    grad = np.zeros(x.size)
+    for i in range(x.size) if indices is None else indices:
+        unit = np.zeros(x.size)
+        unit[i] = 1.0
+        grad[i] = central_difference(loss, x, unit.reshape(x.shape))
+    return grad.reshape(x.shape)
+
+
+def rng_arrays(seed: int, *shapes: tuple[int, ...]) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=shape) for shape in shapes]
+
+
+def check(analytic: np.ndarray, loss: Callable[[], float], x: np.ndarray) -> None:
+    assert analytic.shape == x.shape
+    error = relative_error(analytic, numeric_gradient(loss, x))
+    assert error <= TOLERANCE, error
+
+
+# -- each component alone: L = Σ R ⊙ f(inputs) for a fixed random R, so ∂L/∂f = R -------------
+
+
+def test_cross_entropy() -> None:
+    (logits,) = rng_arrays(0, (2, 5, 7))
+    targets = np.random.default_rng(1).integers(0, 7, (2, 5))
+    check(bw.cross_entropy_backward(logits, targets), lambda: bw.cross_entropy(logits, targets), logits)
+
+
+def test_cross_entropy_is_the_mean_negative_log_probability() -> None:
+    (logits,) = rng_arrays(0, (3, 4))
+    targets = np.array([0, 3, 1])
+    probs = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+    assert bw.cross_entropy(logits, targets) == pytest.approx(-np.log(probs[[0, 1, 2], targets]).mean(), rel=1e-12)
+
+
+def test_embed_and_tied_unembed() -> None:
+    w_e, r_x, r_logits = rng_arrays(0, (6, 4), (2, 5, 4), (2, 5, 6))
+    tokens = np.array([[0, 3, 3, 5, 1], [2, 3, 0, 0, 4]])
+    check(bw.embed_backward(r_x, tokens, 6), lambda: float((embed(tokens, w_e) * r_x).sum()), w_e)
+    x = embed(tokens, w_e) * 0.5
+    d_x, d_w_e = bw.unembed_backward(r_logits, x, w_e)
+    check(d_w_e, lambda: float((unembed(x, w_e) * r_logits).sum()), w_e)
+    check(d_x, lambda: float((unembed(x, w_e) * r_logits).sum()), x)
+
+
+def test_learned_positions() -> None:
+    w_p, r = rng_arrays(0, (8, 4), (3, 5, 4))
+    check(bw.learned_positions_backward(r, 8), lambda: float(((np.zeros((3, 5, 4)) + w_p[:5]) * r).sum()), w_p)
+
+
+def test_rope() -> None:
+    x, r = rng_arrays(0, (2, 6, 3, 8), (2, 6, 3, 8))
+    pe = sinusoidal_positions(6, 8, 10.0).astype(np.float64)  # a small base: every pair turns visibly
+    check(bw.rope_backward(r, pe), lambda: float((rope(x, pe) * r).sum()), x)
+
+
+def test_layer_norm() -> None:
+    x, gamma, beta, r = rng_arrays(0, (2, 3, 6), (6,), (6,), (2, 3, 6))
+    x = 3.0 * x + 1.0
+    tape: dict[str, np.ndarray] = {}
+    layer_norm(x, gamma, beta, 1e-5, lambda name, value: tape.__setitem__(name, value))
+    d_x, d_gamma, d_beta = bw.layer_norm_backward(r, tape["hook_xhat"], tape["hook_scale"], gamma)
+
+    def loss() -> float:
+        return float((layer_norm(x, gamma, beta, 1e-5) * r).sum())
+
+    check(d_x, loss, x)
+    check(d_gamma, loss, gamma)
+    check(d_beta, loss, beta)
+
+
+def test_softmax() -> None:
+    s, r = rng_arrays(0, (3, 5), (3, 5))
+    check(bw.softmax_backward(r, model.softmax(s)), lambda: float((model.softmax(s) * r).sum()), s)
+
+
+@pytest.mark.parametrize("causal", [True, False], ids=["causal", "full"])
+def test_attention(causal: bool) -> None:
+    q, k, v, r = rng_arrays(0, (4, 5, 3), (4, 5, 3), (4, 5, 3), (4, 5, 3))
+    tape: dict[str, np.ndarray] = {}
+    attention(q, k, v, causal, lambda name, value: tape.__setitem__(name, value))
+    d_q, d_k, d_v = bw.attention_backward(r, q, k, v, tape["hook_pattern"])
+
+    def loss() -> float:
+        return float((attention(q, k, v, causal) * r).sum())
+
+    check(d_q, loss, q)
+    check(d_k, loss, k)
+    check(d_v, loss, v)
+
+
+def test_gelu() -> None:
+    x, r = rng_arrays(0, (4, 7), (4, 7))
+    x = 3.0 * x
+    check(bw.gelu_backward(r, x), lambda: float((gelu(x) * r).sum()), x)
+
+
+def test_mlp() -> None:
+    x, w_in, b_in, w_out, b_out, r = rng_arrays(0, (2, 3, 4), (4, 6), (6,), (6, 4), (4,), (2, 3, 4))
+    tape: dict[str, np.ndarray] = {}
+    mlp(x, w_in, b_in, w_out, b_out, lambda name, value: tape.__setitem__(name, value))
+    grads = bw.mlp_backward(r, x, tape["hook_pre"], tape["hook_post"], w_in, w_out)
+
+    def loss() -> float:
+        return float((mlp(x, w_in, b_in, w_out, b_out) * r).sum())
+
+    for grad, wrt in zip(grads, (x, w_in, b_in, w_out, b_out), strict=True):
+        check(grad, loss, wrt)
+
+
+@pytest.mark.parametrize("positional", ["rope", "none"])
+@pytest.mark.parametrize("causal", [True, False], ids=["causal", "full"])
+def test_multi_head_attention(positional: str, causal: bool) -> None:
+    x, w_qkv, b_qkv, w_out, b_out, r = rng_arrays(0, (2, 5, 8), (8, 24), (24,), (8, 8), (8,), (2, 5, 8))
+    pe = sinusoidal_positions(5, 4, 10.0).astype(np.float64) if positional == "rope" else None
+    tape: dict[str, np.ndarray] = {}
+    multi_head_attention_batch(
+        x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe, lambda name, value: tape.__setitem__(name, value)
+    )
+    q, k = (tape["hook_rot_q"], tape["hook_rot_k"]) if pe is not None else (tape["hook_q"], tape["hook_k"])
+    grads = bw.multi_head_attention_backward(
+        r, x, q, k, tape["hook_v"], tape["hook_pattern"], tape["hook_z"], w_qkv, w_out, pe
+    )
+
+    def loss() -> float:
+        return float((multi_head_attention_batch(x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe, no_hook) * r).sum())
+
+    for grad, wrt in zip(grads, (x, w_qkv, b_qkv, w_out, b_out), strict=True):
+        check(grad, loss, wrt)
+
+
+def test_batched_attention_matches_the_models_attention_per_sequence() -> None:
+    x, w_qkv, b_qkv, w_out, b_out = (
+        a.astype(np.float32) for a in rng_arrays(0, (3, 5, 8), (8, 24), (24,), (8, 8), (8,))
+    )
+    batched = multi_head_attention_batch(x, w_qkv, b_qkv, w_out, b_out, 2, True, None, no_hook)
+    for seq, out in zip(x, batched, strict=True):
+        assert np.allclose(model.multi_head_attention(seq, w_qkv, b_qkv, w_out, b_out, 2)[0], out, atol=1e-6)
+
+
+# -- the whole model ----------------------------------------------------------------------
+
+
+def tiny_case(variant: dict, seed: int = 0) -> tuple[model.GPTConfig, dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    config = small_config(vocab_size=24, n_ctx=8, d_model=8, n_heads=2, n_layers=2, d_mlp=16, **variant)
+    params = {name: value.astype(np.float64) for name, value in random_params(config, seed).items()}
+    windows = np.random.default_rng(seed).integers(0, config.vocab_size, (2, 7))
+    return config, params, windows[:, :-1], windows[:, 1:]
+
+
+def model_gradient_errors(variant: dict, sample: int | None) -> dict[str, float]:
+    """Each parameter's relative error, on `sample` random coordinates plus one random direction (all if None)."""
+    config, params, inputs, targets = tiny_case(variant)
+    _, grads = loss_and_gradients(params, config, inputs, targets)
+    assert set(grads) == set(params)
+    rng = np.random.default_rng(1)
+
+    def loss() -> float:
+        return loss_only(params, config, inputs, targets)
+
+    errors = {}
+    for name, value in params.items():
+        indices = None if sample is None else list(rng.choice(value.size, min(sample, value.size), replace=False))
+        numeric = numeric_gradient(loss, value, indices).reshape(-1)
+        analytic = grads[name].reshape(-1)
+        if indices is not None:
+            numeric, analytic = numeric[indices], analytic[indices]
+        errors[name] = relative_error(analytic, numeric)
+        direction = rng.normal(size=value.shape)
+        along = np.array([central_difference(loss, value, direction)])
+        errors[name + " (direction)"] = relative_error(np.array([np.vdot(grads[name], direction)]), along)
+    return errors
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+def test_whole_model_gradients(variant: dict) -> None:
+    errors = model_gradient_errors(variant, sample=6)
+    worst = max(errors, key=errors.__getitem__)
+    assert errors[worst] <= TOLERANCE, f"{worst}: {errors[worst]:.2e}"
+
+
+def test_whole_model_gradients_on_every_coordinate() -> None:
+    errors = model_gradient_errors(dict(positional="sinusoidal", norm="pre", residual=True, causal=True), sample=None)
+    worst = max(errors, key=errors.__getitem__)
+    assert errors[worst] <= TOLERANCE, f"{worst}: {errors[worst]:.2e}"
+
+
+def test_the_check_catches_a_wrong_layer_norm_gradient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drop the x̂ · mean(g · x̂) term (the σ path) and the check must fail."""
+
+    def without_the_variance_path(d_y, x_hat, scale, gamma):  # type: ignore[no-untyped-def]
+        g = d_y * gamma
+        d_x = (g - g.mean(axis=-1, keepdims=True)) / scale
+        return d_x, (d_y * x_hat).reshape(-1, x_hat.shape[-1]).sum(0), d_y.reshape(-1, d_y.shape[-1]).sum(0)
+
+    monkeypatch.setattr("model.gradients.layer_norm_backward", without_the_variance_path)
+    errors = model_gradient_errors(dict(positional="learned", norm="pre", residual=True, causal=True), sample=6)
+    assert max(errors.values()) > 1e-3
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+def test_training_forward_is_the_models_forward(variant: dict) -> None:
+    config = small_config(**variant)
+    params = random_params(config)
+    gpt = model.GPT(config, params, TOKENIZER)
+    tokens = np.random.default_rng(0).integers(0, config.vocab_size, (3, config.n_ctx))
+    logits, tape = forward_with_tape(params, config, tokens)
+    assert logits.dtype == np.float32
+    assert all(value.dtype == np.float32 for value in tape.values())
+    for seq, row in zip(tokens, logits, strict=True):
+        np.testing.assert_allclose(row, gpt.forward(seq), rtol=1e-5, atol=1e-5)
+
+
+def test_gradients_stay_float32() -> None:
+    config = small_config()
+    params = random_params(config)
+    windows = np.random.default_rng(0).integers(0, config.vocab_size, (2, 9))
+    loss, grads = loss_and_gradients(params, config, windows[:, :-1], windows[:, 1:])
+    assert np.isfinite(loss)
+    assert {g.dtype for g in grads.values()} == {np.dtype(np.float32)}
