@@ -52,6 +52,8 @@ class GPT:
         for key, shape in expected.items():
             if params[key].shape != shape:
                 raise ValueError(f"parameter {key} has shape {params[key].shape}, expected {shape}")
+            if params[key].dtype != np.float32:  # one float64 array would promote the whole pass
+                raise ValueError(f"parameter {key} is {params[key].dtype}, expected float32")
         if tokenizer.vocab_size != config.vocab_size:
             raise ValueError(f"tokenizer has {tokenizer.vocab_size} tokens but the config says {config.vocab_size}")
         self.config = config

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import TOKENIZER, VARIANTS, small_config, variant_id
+from conftest import TOKENIZER, VARIANTS, random_params, small_config, variant_id
 
 import model
 from model import GPT, ContextError, GPTConfig
@@ -341,6 +341,13 @@ def test_changed_base_is_a_new_wiring_over_the_same_weights(tiny) -> None:
     other = tiny.with_config(pos_base=10.0)
     assert other.params is tiny.params
     assert np.abs(other.run("猫追狗")["hook_pos_embed"] - tiny.run("猫追狗")["hook_pos_embed"]).max() > 0.1
+
+
+def test_parameters_must_be_float32() -> None:
+    config = small_config()
+    params = {k: v.astype(np.float64) if k == "wte" else v for k, v in random_params(config).items()}
+    with pytest.raises(ValueError, match="wte is float64"):
+        GPT(config, params, TOKENIZER)
 
 
 def test_configs_that_cannot_work_are_refused() -> None:
