@@ -326,10 +326,15 @@ async def test_a_tiny_terminal_gets_a_notice_not_a_crash(store) -> None:
 
 
 async def test_untrained_weights_are_said_plainly(store) -> None:
-    app = make_app(store)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        assert "untrained" in screen_text(app).split("\n")[0]
+    from conftest import TOKENIZER
+
+    config = small_config()
+    untrained = GPT(config, random_params(config), TOKENIZER, trained=False)
+    for gpt, says in ((untrained, True), (model.load("tiny"), False)):
+        app = make_app(store, gpt=gpt)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            assert ("untrained" in screen_text(app).split("\n")[0]) == says
 
 
 async def test_empty_and_huge_prompts(store) -> None:

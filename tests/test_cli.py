@@ -45,11 +45,22 @@ def test_trace_json_schema_and_numbers(tmp_path: Path) -> None:
             assert entry[side]["mean"] == pytest.approx(x.mean(-1).tolist(), abs=1e-6)
             assert entry[side]["std"] == pytest.approx(x.std(-1).tolist(), abs=1e-6)
             assert entry[side]["norm"] == pytest.approx(np.linalg.norm(x, axis=-1).tolist(), abs=1e-5)
-    norm_step = next(e for e in doc["steps"] if e["kind"] == "norm")
-    assert norm_step["out"]["std"] == pytest.approx([1.0] * 3, abs=1e-3)  # γ = 1, β = 0 at init
+    x_hat = trace["blocks.0.ln1.hook_xhat"].astype(np.float64)
+    assert x_hat.std(-1) == pytest.approx([1.0] * 3, abs=1e-3)  # before γ and β, whatever the weights
     probs = [guess["prob"] for guess in doc["next_token"]]
     assert len(probs) == 5 and probs == sorted(probs, reverse=True) and 0 < sum(probs) <= 1
-    assert "untrained" in result.stderr
+    assert doc["trained"] is True and "untrained" not in result.stderr
+
+
+def test_trace_says_when_weights_are_untrained(tmp_path: Path) -> None:
+    from conftest import TOKENIZER, random_params, small_config
+
+    config = small_config()
+    path = tmp_path / "random.safetensors"
+    model.save_checkpoint(path, config, random_params(config), TOKENIZER, trained=False)
+    result = tutor("trace", "猫追狗", "--json", "--model", str(path), cwd=tmp_path)
+    assert result.returncode == 0 and json.loads(result.stdout)["trained"] is False
+    assert "untrained (random) weights" in result.stderr
 
 
 def test_trace_table_names_every_step(tmp_path: Path) -> None:

@@ -347,3 +347,12 @@ def test_lessons_command_does_not_import_textual(tmp_path: Path) -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_the_variants_lessons_may_name_are_the_ones_training_makes() -> None:
+    from model.train import RECIPES
+    from tutor.lesson_check import VARIANT_SWITCHES
+    from tutor.lessons import MODEL_VARIANTS
+
+    assert set(MODEL_VARIANTS) == set(RECIPES) == set(VARIANT_SWITCHES)
+    assert VARIANT_SWITCHES["nope"] == {"positional": "none"} and VARIANT_SWITCHES["tiny"] == {}

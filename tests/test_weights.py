@@ -64,10 +64,13 @@ def test_float16_checkpoints_load_as_float32(tmp_path: Path) -> None:
     assert gpt.run("猫").logits.dtype == np.float32
 
 
-def test_shipped_tiny_loads_by_name_and_says_it_is_untrained_until_trained() -> None:
+def test_shipped_models_load_by_name_and_are_trained() -> None:
     assert "tiny" in model.shipped_models()
+    for name in model.shipped_models():
+        gpt = model.load(name)
+        assert gpt.name == name and gpt.trained
+        assert (model.SHIPPED_DIR / f"{name}.safetensors").stat().st_size <= 3 * 1024 * 1024
     gpt = model.load("tiny")
-    assert gpt.name == "tiny"
     assert gpt.config.positional == "sinusoidal" and gpt.config.norm == "pre"
     assert (model.SHIPPED_DIR / "tiny.safetensors").stat().st_size <= 3 * 1024 * 1024
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from model.train import RECIPES
 from tutor.lessons import (
     EXPERIMENTS,
     MODEL_VARIANTS,
@@ -31,6 +32,8 @@ from tutor.lessons import (
 )
 from tutor.paths import content_dir
 
+SWITCHES = ("positional", "norm", "residual")
+
 LANGS = ("zh", "en")
 SECTIONS: dict[str, tuple[str, ...]] = {  # the seven `##` sections of content/README.md, in order
     "en": (
@@ -45,14 +48,10 @@ SECTIONS: dict[str, tuple[str, ...]] = {  # the seven `##` sections of content/R
     "zh": ("你将理解", "核心思想", "公式与代码", "动手试试", "练习", "小测验", "小结"),
 }
 # How each variant is wired, as changes to the default model's config (the trainer uses the same).
+# what each variant changes from `tiny`, read off the training recipes that made them
 VARIANT_SWITCHES: dict[str, dict[str, object]] = {
-    "tiny": {},
-    "learned": {"positional": "learned"},
-    "rope": {"positional": "rope"},
-    "nope": {"positional": "none"},
-    "postnorm": {"norm": "post"},
-    "noresidual": {"residual": False},
-    "nonorm": {"norm": "none"},
+    name: {key: getattr(recipe, key) for key in SWITCHES if getattr(recipe, key) != getattr(RECIPES["tiny"], key)}
+    for name, recipe in RECIPES.items()
 }
 DEFAULT_VARIANT = "tiny"
 MIN_QUESTIONS = 3
