@@ -15,7 +15,7 @@ from model.mlp import mlp
 from model.norm import layer_norm
 from model.params import Params, parameter_shapes
 from model.positions import sinusoidal_positions
-from model.tokenizer import CharTokenizer, TokenizerError
+from model.tokenizer import Tokenizer, TokenizerError
 from model.trace import Trace, build_steps
 
 
@@ -41,7 +41,7 @@ class GPT:
         self,
         config: GPTConfig,
         params: Params,
-        tokenizer: CharTokenizer,
+        tokenizer: Tokenizer,
         name: str = "custom",
         trained: bool = False,
     ) -> None:
