@@ -18,7 +18,7 @@ from model.attention import attention, causal_mask, multi_head_attention, softma
 from model.bpe import BPETokenizer
 from model.config import ConfigError, GPTConfig
 from model.embedding import embed, unembed
-from model.gpt import GPT, ContextError, KVCache, sample
+from model.gpt import GPT, ContextError, KVCache, Stopped, sample
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
 from model.params import init_params, parameter_shapes
@@ -39,6 +39,7 @@ __all__ = [
     "GPTConfig",
     "KVCache",
     "Step",
+    "Stopped",
     "Tokenizer",
     "TokenizerError",
     "Trace",

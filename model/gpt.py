@@ -23,6 +23,10 @@ class ContextError(ValueError):
     """More positions than the model's context holds."""
 
 
+class Stopped(Exception):
+    """A forward pass given up half-way because its `stop` callback said so."""
+
+
 @dataclass
 class KVCache:
     """Keys and values of the positions already seen, per block, `[head, pos, d_head]` each."""
@@ -186,12 +190,18 @@ class GPT:
         dropped = max(0, len(ids) - self.config.n_ctx)
         return ids[dropped:], dropped
 
-    def run(self, prompt: str | Sequence[int]) -> Trace:
-        """The forward pass over `prompt` with every activation recorded."""
+    def run(self, prompt: str | Sequence[int], stop: Callable[[], bool] | None = None) -> Trace:
+        """The forward pass over `prompt` with every activation recorded.
+
+        `stop` is asked at every hook; when it says True the pass raises `Stopped` (an app gives
+        up a pass whose prompt the learner has already changed: at GPT-2 size a pass takes a while).
+        """
         ids, dropped = self.prompt_tokens(prompt)
         activations: dict[str, np.ndarray] = {}
 
         def record(name: str, value: np.ndarray) -> None:
+            if stop is not None and stop():
+                raise Stopped(name)
             activations[name] = value
 
         self.forward(np.asarray(ids, dtype=np.intp), hook=record)

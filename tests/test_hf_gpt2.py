@@ -63,42 +63,57 @@ def hf_config(vocab_size: int, **changes: object) -> dict[str, object]:
     }
 
 
-def hf_tensors(vocab_size: int, seed: int = 0, prefix: str = "transformer.", buffers: bool = True) -> dict:
+def hf_tensors(
+    vocab_size: int,
+    seed: int = 0,
+    prefix: str = "transformer.",
+    buffers: bool = True,
+    d: int = D,
+    layers: int = LAYERS,
+) -> dict:
     """GPT-2 tensors as Hugging Face names them: Conv1D weights [in, out], c_attn = [q | k | v]."""
     rng = np.random.default_rng(seed)
 
     def normal(*shape: int, scale: float = 0.2, mean: float = 0.0) -> np.ndarray:
         return (mean + scale * rng.standard_normal(shape)).astype(np.float32)
 
-    t = {"wte.weight": normal(vocab_size, D), "wpe.weight": normal(N_CTX, D, scale=0.1)}
-    for i in range(LAYERS):
+    t = {"wte.weight": normal(vocab_size, d), "wpe.weight": normal(N_CTX, d, scale=0.1)}
+    for i in range(layers):
         h = f"h.{i}."
         t |= {
-            h + "ln_1.weight": normal(D, mean=1.0),
-            h + "ln_1.bias": normal(D),
-            h + "attn.c_attn.weight": normal(D, 3 * D),
-            h + "attn.c_attn.bias": normal(3 * D),
-            h + "attn.c_proj.weight": normal(D, D),
-            h + "attn.c_proj.bias": normal(D),
-            h + "ln_2.weight": normal(D, mean=1.0),
-            h + "ln_2.bias": normal(D),
-            h + "mlp.c_fc.weight": normal(D, 4 * D),
-            h + "mlp.c_fc.bias": normal(4 * D),
-            h + "mlp.c_proj.weight": normal(4 * D, D),
-            h + "mlp.c_proj.bias": normal(D),
+            h + "ln_1.weight": normal(d, mean=1.0),
+            h + "ln_1.bias": normal(d),
+            h + "attn.c_attn.weight": normal(d, 3 * d),
+            h + "attn.c_attn.bias": normal(3 * d),
+            h + "attn.c_proj.weight": normal(d, d),
+            h + "attn.c_proj.bias": normal(d),
+            h + "ln_2.weight": normal(d, mean=1.0),
+            h + "ln_2.bias": normal(d),
+            h + "mlp.c_fc.weight": normal(d, 4 * d),
+            h + "mlp.c_fc.bias": normal(4 * d),
+            h + "mlp.c_proj.weight": normal(4 * d, d),
+            h + "mlp.c_proj.bias": normal(d),
         }
         if buffers:  # the causal mask as old checkpoints stored it
             t[h + "attn.bias"] = np.tril(np.ones((N_CTX, N_CTX), np.float32))[None, None]
             t[h + "attn.masked_bias"] = np.array(-1e4, np.float32)
-    t |= {"ln_f.weight": normal(D, mean=1.0), "ln_f.bias": normal(D)}
+    t |= {"ln_f.weight": normal(d, mean=1.0), "ln_f.bias": normal(d)}
     return {prefix + name: value for name, value in t.items()}
 
 
-def write_folder(folder: Path, *, prefix: str = "transformer.", buffers: bool = True, **config: object) -> dict:
+def write_folder(
+    folder: Path,
+    *,
+    prefix: str = "transformer.",
+    buffers: bool = True,
+    d: int = D,
+    layers: int = LAYERS,
+    **config: object,
+) -> dict:
     vocab_size = make_tokenizer(folder)
-    tensors = hf_tensors(vocab_size, prefix=prefix, buffers=buffers)
+    tensors = hf_tensors(vocab_size, prefix=prefix, buffers=buffers, d=d, layers=layers)
     safetensors_numpy.save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
-    (folder / "config.json").write_text(json.dumps(hf_config(vocab_size, **config)))
+    (folder / "config.json").write_text(json.dumps(hf_config(vocab_size, n_embd=d, n_layer=layers, **config)))
     return {name.removeprefix(prefix): value for name, value in tensors.items()}
 
 
@@ -412,3 +427,123 @@ def test_the_tokenizer_matches_transformers(reference_checkpoint: tuple[Path, ob
     ours = model.load(folder).tokenizer
     for text in ["The cat chased the dog.", " leading space", "猫追狗\n\nend"]:
         assert ours.encode(text) == theirs.encode(text)
+
+
+# -- the app at GPT-2 size -------------------------------------------------------------------
+
+
+async def _app_with(folder: Path, tmp_path: Path, size: tuple[int, int] = (120, 40)):
+    from tutor.app import TutorApp
+    from tutor.progress import ProgressStore
+
+    app = TutorApp(model.load(folder), "en", store=ProgressStore(tmp_path / "state.json"), content=Path("/nonexistent"))
+    return app, app.run_test(size=size)
+
+
+def _screen(app: object) -> str:
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    return "\n".join("".join(segment.text for segment in strip) for strip in strips)
+
+
+async def _type(pilot: object, app: object, text: str) -> None:
+    await pilot.press("ctrl+u", *text)  # type: ignore[attr-defined]
+    await app.workers.wait_for_complete()  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+
+
+async def test_a_768_wide_model_points_at_its_largest_dimensions(tmp_path: Path) -> None:
+    from tutor.view import top_dims
+    from tutor.widgets.heatmap import HeatmapGrid
+    from tutor.widgets.vectors_panel import VectorsPanel
+
+    write_folder(tmp_path / "wide", d=768, layers=1, n_head=12)
+    app, running = await _app_with(tmp_path / "wide", tmp_path)
+    async with running as pilot:
+        await _type(pilot, app, "The cat chased")
+        trace = app.main.trace
+        x = trace["blocks.0.hook_resid_pre"][-1]
+        dims = top_dims(x)
+        assert abs(dims[0][1]) == np.abs(x).max()
+        note = str(app.main.query_one("#vectors-note").render())
+        assert f"dim {dims[0][0]} " in note and f" {dims[1][0]} " in note
+        grid = app.main.query_one(VectorsPanel).query_one(HeatmapGrid)
+        assert grid.virtual_size.width > grid.size.width  # 768 columns: it scrolls
+        grid.scroll_to(x=grid.max_scroll_x, animate=False)
+        await pilot.pause()
+        assert " 767 " in _screen(app)
+
+
+async def test_twelve_blocks_and_heads_stay_navigable(tmp_path: Path) -> None:
+    from tutor.widgets.step_bar import StepBar
+
+    write_folder(tmp_path / "deep", d=48, layers=12, n_head=12)
+    app, running = await _app_with(tmp_path / "deep", tmp_path)
+    async with running as pilot:
+        await _type(pilot, app, "The cat")
+        await pilot.press("shift+down")
+        await pilot.pause()
+        screen = _screen(app)
+        assert "B11" in screen and " out " in screen  # the step bar scrolled to the end
+        assert app.main.trace.steps[app.main.step_index].name == "unembed"
+        for _ in range(3):
+            await pilot.press("pageup")
+        assert app.main.trace.steps[app.main.step_index].name == "blocks.9.ln1"
+        await pilot.pause()
+        bar = app.main.query_one(StepBar)
+        assert "B9" in "".join(s.text for s in bar.render_line(0))
+        for _ in range(13):
+            await pilot.press("f4")
+        assert app.main.head == 1  # 12 heads, round and round
+
+
+async def test_residual_norms_across_orders_of_magnitude_get_log_bars(tmp_path: Path) -> None:
+    folder = tmp_path / "massive"
+    tensors = write_folder(folder, buffers=False)
+    full = {"transformer." + k: v for k, v in tensors.items()}
+    full["transformer.h.1.mlp.c_proj.bias"] = np.where(np.arange(D) == 7, 3000.0, 0.0).astype(np.float32)
+    safetensors_numpy.save_file(full, str(folder / "model.safetensors"))  # one massive dimension, as in GPT-2
+    app, running = await _app_with(folder, tmp_path)
+    async with running as pilot:
+        await _type(pilot, app, "The cat")
+        app.main.goto_step_name("blocks.1.mlp_add")  # the last residual add: the residual panel opens
+        await pilot.pause()
+        assert app.main.query_one("#panels").active == "residual"
+        screen = _screen(app)
+        assert "(log)" in screen and "…" not in screen.split("‖x‖ of the residual")[1].split("largest")[0]
+        bars = {}
+        for line in screen.split("\n"):
+            for label in ("embed", "B0 mlp", "B1 mlp"):
+                if f" {label} " in line and "█" in line:
+                    bars[label] = line.count("█")
+        assert 0 < bars["embed"] < bars["B1 mlp"] and bars["B0 mlp"] < bars["B1 mlp"]
+        assert "dim 7 +300" in screen and "(100% of ‖x‖²)" in screen  # the massive dimension is named
+
+
+async def test_a_long_prompt_keeps_the_token_cursor_in_the_strip(tmp_path: Path) -> None:
+    write_folder(tmp_path / "m")
+    app, running = await _app_with(tmp_path / "m", tmp_path, size=(80, 24))
+    async with running as pilot:
+        await _type(pilot, app, "the cat sat on the wall and the dog ran " * 3)
+        n = len(app.main.trace.tokens)
+        assert n > 20
+        strip = lambda: str(app.main.query_one("#tokens").render())  # noqa: E731
+        assert f"▸{n - 1} " in strip()
+        for _ in range(n - 1):
+            await pilot.press("alt+left")
+        await pilot.pause()
+        assert app.main.token == 0 and "▸0 " in strip()
+
+
+def test_a_stale_forward_pass_stops_early(tmp_path: Path) -> None:
+    write_folder(tmp_path / "m")
+    gpt = model.load(tmp_path / "m")
+    calls = []
+
+    def stop() -> bool:
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(model.Stopped):
+        gpt.run("The cat", stop=stop)
+    assert len(calls) == 4
+    assert gpt.run("The cat", stop=lambda: False).logits.shape[0] == len(gpt.tokenizer.encode("The cat"))
