@@ -34,7 +34,7 @@ class BPETokenizer:
     """A byte-level BPE tokenizer (a `tokenizers.Tokenizer` inside) with the model's vocabulary size.
 
     `vocab_size` is the size of the model's embedding, which may be padded past the tokenizer's
-    own vocabulary: those ids decode to nothing and show as `<unused N>`.
+    own vocabulary: those ids decode to nothing and show as `<unused:N>`.
     """
 
     def __init__(self, inner: Any, vocab_size: int | None = None, end_of_text: int | None = None) -> None:
@@ -68,7 +68,7 @@ class BPETokenizer:
     def spelling(self, token: int) -> str:
         """The token as the vocabulary spells it: `Ġthe`."""
         self._check(token)
-        return self.inner.id_to_token(token) if token < self._own_size else f"<unused {token}>"
+        return self.inner.id_to_token(token) if token < self._own_size else f"<unused:{token}>"
 
     def piece(self, token: int) -> str:
         """The text the token stands for: `Ġthe` → " the"; bytes that are only part of a

@@ -249,7 +249,7 @@ def test_a_padded_embedding_larger_than_the_tokenizer_is_fine(tmp_path: Path) ->
     safetensors_numpy.save_file(tensors, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps(hf_config(vocab + 8)))
     gpt = model.load(folder)
-    assert gpt.tokenizer.vocab_size == vocab + 8 and gpt.tokenizer.piece(vocab + 1) == f"<unused {vocab + 1}>"
+    assert gpt.tokenizer.vocab_size == vocab + 8 and gpt.tokenizer.piece(vocab + 1) == f"<unused:{vocab + 1}>"
     assert len(gpt.run("The cat").top_k(3)) == 3
 
 
