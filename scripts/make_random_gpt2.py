@@ -75,6 +75,7 @@ def main() -> None:
         }
     tensors |= {"transformer.ln_f.weight": np.ones(d, np.float32), "transformer.ln_f.bias": np.zeros(d, np.float32)}
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
+    (out / "model.safetensors").chmod(0o644)  # safetensors writes 0600: every learner must read it
     config = {
         "model_type": "gpt2",
         "architectures": ["GPT2LMHeadModel"],
