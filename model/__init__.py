@@ -6,7 +6,7 @@
     >>> trace["blocks.0.attn.hook_pattern"].shape   # [head, q_pos, k_pos]
     (4, 3, 3)
 
-Imports NumPy only (and `safetensors` when writing weights): no Textual, no Rich.
+Imports NumPy only (`safetensors` when writing weights, `tokenizers` for GPT-2's BPE): no Textual, no Rich.
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ import os
 from pathlib import Path
 
 from model.attention import attention, causal_mask, multi_head_attention, softmax
+from model.bpe import BPETokenizer
 from model.config import ConfigError, GPTConfig
 from model.embedding import embed, unembed
-from model.gpt import GPT, ContextError, KVCache, sample
+from model.gpt import GPT, ContextError, KVCache, Stopped, sample
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
 from model.params import init_params, parameter_shapes
 from model.positions import rope, sinusoidal_positions
-from model.tokenizer import CharTokenizer, TokenizerError
+from model.tokenizer import CharTokenizer, Tokenizer, TokenizerError
 from model.trace import Step, Trace, build_steps
 from model.weights import SHIPPED_DIR, WeightsError, load_checkpoint, save_checkpoint, shipped_models
 
@@ -31,12 +32,15 @@ DEFAULT_MODEL = "tiny"
 __all__ = [
     "DEFAULT_MODEL",
     "GPT",
+    "BPETokenizer",
     "CharTokenizer",
     "ConfigError",
     "ContextError",
     "GPTConfig",
     "KVCache",
     "Step",
+    "Stopped",
+    "Tokenizer",
     "TokenizerError",
     "Trace",
     "WeightsError",
@@ -63,16 +67,48 @@ __all__ = [
 
 
 def load(name_or_path: str | os.PathLike[str] = DEFAULT_MODEL) -> GPT:
-    """A shipped model by name (`"tiny"`, ...) or a tutor safetensors checkpoint by path."""
+    """A model by name or path, looked for in this order:
+
+    1. a shipped model (`"tiny"`, ...);
+    2. a path: a tutor safetensors checkpoint, or a Hugging Face GPT-2 folder (`config.json`,
+       `model.safetensors`, `tokenizer.json`), or the `model.safetensors` inside one;
+    3. a GPT-2 model in the local Hugging Face cache by name (`"gpt2"`, `"distilgpt2"`,
+       `"openai-community/gpt2-medium"`), under `HF_HUB_CACHE`, `HF_HOME/hub` or
+       `~/.cache/huggingface/hub`. Nothing is ever downloaded.
+
+    Raises `WeightsError` with one line naming the file and what is wrong, or where it looked.
+    """
+    from model import hf_gpt2
+
     text = os.fspath(name_or_path)
     shipped = SHIPPED_DIR / f"{text}.safetensors"
-    if os.sep not in text and shipped.is_file():
-        path, name = shipped, text
-    else:
-        path = Path(text).expanduser()
-        if not path.is_file():
-            names = ", ".join(shipped_models()) or "none"
-            raise WeightsError(f"{text}: no such model file or shipped model (shipped: {names})")
-        name = path.stem
+    if text and os.sep not in text and shipped.is_file():
+        return _load_tutor_checkpoint(shipped, text)
+    path = Path(text).expanduser()
+    if path.is_file() and path.name == "model.safetensors" and hf_gpt2.is_hf_folder(path.parent):
+        path = path.parent
+    if path.is_file():
+        return _load_tutor_checkpoint(path, path.stem)
+    if path.is_dir():
+        return _load_hf(path, path.name)
+    snapshot = hf_gpt2.find_in_hf_cache(text)
+    if snapshot is not None:
+        return _load_hf(snapshot, text)
+    names = ", ".join(shipped_models()) or "none"
+    looked = ", ".join(str(d) for d in hf_gpt2.hf_cache_dirs())
+    raise WeightsError(
+        f"{text}: no such model file or shipped model (shipped: {names}), "
+        f"nor a Hugging Face model folder or cached model (looked in {looked})"
+    )
+
+
+def _load_tutor_checkpoint(path: Path, name: str) -> GPT:
     config, params, tokenizer, metadata = load_checkpoint(path)
     return GPT(config, params, tokenizer, name=metadata.get("name", name), trained=metadata.get("trained") == "true")
+
+
+def _load_hf(folder: Path, name: str) -> GPT:
+    from model.hf_gpt2 import load_hf_gpt2
+
+    config, params, tokenizer = load_hf_gpt2(folder)
+    return GPT(config, params, tokenizer, name=name, trained=True)

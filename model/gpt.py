@@ -15,12 +15,16 @@ from model.mlp import mlp
 from model.norm import layer_norm
 from model.params import Params, parameter_shapes
 from model.positions import sinusoidal_positions
-from model.tokenizer import CharTokenizer, TokenizerError
+from model.tokenizer import Tokenizer, TokenizerError
 from model.trace import Trace, build_steps
 
 
 class ContextError(ValueError):
     """More positions than the model's context holds."""
+
+
+class Stopped(Exception):
+    """A forward pass given up half-way because its `stop` callback said so."""
 
 
 @dataclass
@@ -41,7 +45,7 @@ class GPT:
         self,
         config: GPTConfig,
         params: Params,
-        tokenizer: CharTokenizer,
+        tokenizer: Tokenizer,
         name: str = "custom",
         trained: bool = False,
     ) -> None:
@@ -186,12 +190,18 @@ class GPT:
         dropped = max(0, len(ids) - self.config.n_ctx)
         return ids[dropped:], dropped
 
-    def run(self, prompt: str | Sequence[int]) -> Trace:
-        """The forward pass over `prompt` with every activation recorded."""
+    def run(self, prompt: str | Sequence[int], stop: Callable[[], bool] | None = None) -> Trace:
+        """The forward pass over `prompt` with every activation recorded.
+
+        `stop` is asked at every hook; when it says True the pass raises `Stopped` (an app gives
+        up a pass whose prompt the learner has already changed: at GPT-2 size a pass takes a while).
+        """
         ids, dropped = self.prompt_tokens(prompt)
         activations: dict[str, np.ndarray] = {}
 
         def record(name: str, value: np.ndarray) -> None:
+            if stop is not None and stop():
+                raise Stopped(name)
             activations[name] = value
 
         self.forward(np.asarray(ids, dtype=np.intp), hook=record)

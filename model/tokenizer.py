@@ -1,10 +1,15 @@
-"""One token per character, with UTF-8 bytes as the fallback, so every string survives the trip."""
+"""Tokenizers: what every tokenizer offers the model (`Tokenizer`), and the shipped models' own,
+one token per character with UTF-8 bytes as the fallback, so every string survives the trip.
+
+GPT-2 checkpoints bring their byte-level BPE instead (`model.bpe.BPETokenizer`).
+"""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
 
 END_OF_TEXT = "<|endoftext|>"
 N_BYTES = 256
@@ -13,6 +18,27 @@ _FIRST_CHAR_ID = 1 + N_BYTES  # id 0 is <|endoftext|>, ids 1..256 are the bytes 
 
 class TokenizerError(ValueError):
     """A vocabulary or token id the tokenizer cannot use."""
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What the model, the trace and the app need from a tokenizer.
+
+    `piece(id)` is the text one token stands for, readable on its own (a space is a space, a
+    byte that is only part of a character shows as `<0xE7>`); `decode` joins pieces losslessly.
+    """
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    @property
+    def end_of_text(self) -> int: ...
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: Iterable[int]) -> str: ...
+
+    def piece(self, token: int) -> str: ...
 
 
 class CharTokenizer:

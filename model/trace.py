@@ -10,7 +10,7 @@ import numpy as np
 
 from model.attention import softmax
 from model.config import GPTConfig
-from model.tokenizer import CharTokenizer
+from model.tokenizer import Tokenizer
 
 STEP_KINDS = ("embed", "norm", "attention", "residual", "mlp", "unembed")
 
@@ -128,7 +128,7 @@ class Trace:
     activations: dict[str, np.ndarray]
     steps: tuple[Step, ...]
     config: GPTConfig
-    tokenizer: CharTokenizer
+    tokenizer: Tokenizer
     dropped: int = 0
     pieces: list[str] = field(init=False)
 

@@ -20,7 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tutor {__version__}")
     parser.add_argument(
-        "--model", help="shipped model name or path to a .safetensors file (default: tiny, or the app's last one)"
+        "--model",
+        help="shipped model name, path to a .safetensors file or a Hugging Face GPT-2 folder, or a GPT-2 name in the "
+        "local Hugging Face cache such as gpt2 (default: tiny, or the app's last one)",
     )
     parser.add_argument("--lang", choices=LANGUAGES, help="language of lessons and labels (default: from the locale)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -32,7 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
         "of the step's input and output.",
     )
     trace.add_argument("text", metavar="TEXT", help="the prompt")
-    trace.add_argument("--model", default=argparse.SUPPRESS, help="shipped model name or path to a .safetensors file")
+    trace.add_argument(
+        "--model",
+        default=argparse.SUPPRESS,
+        help="shipped model name, .safetensors file, Hugging Face GPT-2 folder or cached name (gpt2)",
+    )
     trace.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the step labels")
     trace.add_argument("--json", action="store_true", help="print JSON instead of a table")
     trace.add_argument("--top-k", type=int, default=5, metavar="K", help="next-token guesses to show (default 5)")

@@ -47,6 +47,9 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "γ：均值 {gm}，标准差 {gs} · β：均值 {bm}，标准差 {bs}",
     ),
     "resid_title": ("‖x‖ of the residual stream, token {token}", "残差流的 ‖x‖，词元 {token}"),
+    "largest": ("largest |x| {token}{where}: dim {dims}", "{token}{where} |x| 最大的维度：{dims}"),
+    "share": ("({p} of ‖x‖²)", "（占 ‖x‖² 的 {p}）"),
+    "largest_at": (" at {point}", "在 {point}"),
     "attn_title": (
         "Block {block} · head {head}/{heads} · row = query, column = key",
         "第 {block} 块 · 头 {head}/{heads} · 行 = 查询，列 = 键",

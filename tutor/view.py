@@ -10,6 +10,7 @@ import numpy as np
 from rich.style import Style
 
 from model import GPT, Step, Trace
+from tutor import i18n
 
 
 @dataclass(frozen=True)
@@ -133,3 +134,21 @@ def visible_piece(piece: str) -> str:
     """A token as it can be seen: spaces and control characters get visible marks."""
     names = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
     return "".join(names.get(ch, f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127 else ch) for ch in piece)
+
+
+def top_dims(vector: np.ndarray, k: int = 4) -> list[tuple[int, float]]:
+    """The `k` dimensions with the largest |x|, largest first, as (dimension, value)."""
+    values = np.asarray(vector, dtype=np.float64)
+    order = np.argsort(-np.abs(values), kind="stable")[:k]
+    return [(int(i), float(values[i])) for i in order]
+
+
+def top_dims_text(vector: np.ndarray, lang: str = "en", k: int = 4) -> str:
+    """ "447 +31.2 · 138 −9.80 · …  (64% of ‖x‖²)": where a wide vector's size sits."""
+
+    values = np.asarray(vector, dtype=np.float64)
+    dims = top_dims(values, k)
+    total = float(values @ values)
+    share = sum(v * v for _, v in dims) / total if total > 0 else 0.0
+    parts = " · ".join(f"{i} {fmt(v).strip()}" for i, v in dims)
+    return f"{parts}  " + i18n.t("share", lang, p=f"{share:.0%}")

@@ -149,8 +149,12 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="model")
     def run_model(self, prompt: str, gpt: GPT) -> None:
-        trace = gpt.run(prompt)
-        if not get_current_worker().is_cancelled:  # a newer keystroke has its own worker: the latest wins
+        worker = get_current_worker()
+        try:  # a newer keystroke has its own worker: the latest wins, and this pass stops early
+            trace = gpt.run(prompt, stop=lambda: worker.is_cancelled)
+        except model.Stopped:
+            return
+        if not worker.is_cancelled:
             self.post_message(TraceReady(prompt, gpt, trace))
 
     def on_trace_ready(self, message: TraceReady) -> None:

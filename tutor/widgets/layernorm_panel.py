@@ -42,13 +42,13 @@ class LayerNormPanel(LiveStatic):
         mu, scale = trace[prefix + ".hook_mean"][:, 0], trace[prefix + ".hook_scale"][:, 0]
         d = x.shape[-1]
         table = Table(box=None, padding=(0, 1), header_style="bold", pad_edge=False)
-        table.add_column("", no_wrap=True)
+        table.add_column("", overflow="ellipsis")  # narrow: the token labels give way, never the digits
         for header in ("μ", "σ", "√(σ²+ε)", "μ(x̂)", "σ(x̂)", "‖x̂‖", "μ(y)", "σ(y)"):
             table.add_column(header, justify="right", no_wrap=True)
         for pos, piece in enumerate(trace.pieces):
             lit = "reverse" if pos == view.token else ""
             table.add_row(
-                Text(f"{pos} {visible_piece(piece)} ", style=lit),
+                Text(f"{pos} {visible_piece(piece)} ", style=lit, no_wrap=True, overflow="ellipsis"),
                 f"{mu[pos]:+.3f}",
                 f"{x[pos].std():.3f}",
                 f"{scale[pos]:.3f}",

@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from rich.cells import cell_len
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from tutor.i18n import t
-from tutor.view import View, residual_points, visible_piece
+from tutor.view import View, residual_points, top_dims_text, visible_piece
 from tutor.widgets.live_static import LiveStatic
 
 BAR = 24
+MAX_TOKENS = 8  # token columns at most; fewer when the panel is narrow
+TOKEN_COLUMN = 7  # "3000.00", or a header cut to fit
+
+
+def norm_text(value: float, width: int = 7, most: int = 2) -> str:
+    """A norm in `width` cells with up to `most` decimals, as many as fit: 0.81, 27.71, 3012.4."""
+    for decimals in range(most, -1, -1):
+        text = f"{value:.{decimals}f}"
+        if len(text) <= width:
+            return text
+    return f"{value:.1e}"
+
+
+def bar_fraction(value: float, top: float, low: float, log: bool) -> float:
+    """How much of the bar `value` fills: linear (value/top), or on a log scale from `low`/2 to `top`."""
+    if not log:
+        return value / top
+    floor = low / 2  # so that the smallest norm still gets a visible bar
+    return max(0.0, math.log(max(value, 1e-30) / floor) / math.log(top / floor))
 
 
 class ResidualPanel(LiveStatic):
@@ -26,30 +49,58 @@ class ResidualPanel(LiveStatic):
         reached = [i for i, p in enumerate(points) if p.step_index <= view.step_index]
         current = reached[-1] if reached else -1
         top = float(norms.max()) or 1.0
-        log = top / max(float(norms.min()), 1e-12) > 100  # norms across orders of magnitude: log bars
+        low = max(float(norms.min()), 1e-12)
+        log = top / low > 100  # norms across orders of magnitude: log bars
+        labels = [point.label(lang) for point in points]
+        headers = [
+            Text(f"{pos} {visible_piece(piece)}", no_wrap=True, overflow="ellipsis")
+            for pos, piece in enumerate(trace.pieces)
+        ]
+        texts = [[norm_text(v) for v in norms[:, pos]] for pos in range(view.n_tokens)]
+
+        def column_width(pos: int) -> int:
+            return min(TOKEN_COLUMN, max(headers[pos].cell_len, *(len(v) for v in texts[pos])))
+
+        # marker, label, then the bar and its number, each column with a gap of two
+        fixed = 1 + 2 + max(cell_len(label) for label in labels) + 2 + 8
+        room = self.size.width - 2 - fixed
+        n_shown = min(view.n_tokens, MAX_TOKENS)
+        while True:
+            first = max(0, view.token - n_shown + 1)  # the token cursor always has its column
+            shown = range(first, first + n_shown)
+            bar_width = min(BAR, room - sum(column_width(pos) + 2 for pos in shown))
+            if bar_width >= 6 or n_shown == 1:
+                break
+            n_shown -= 1  # narrow: fewer token columns rather than squeezed numbers
+        bar_width = max(6, bar_width)
         table = Table(box=None, padding=(0, 1), header_style="bold", pad_edge=False)
-        shown = range(min(view.n_tokens, 8))
-        bar_width = max(6, min(BAR, self.size.width - 22 - 7 * len(shown)))
         table.add_column("", no_wrap=True, min_width=1)
         table.add_column("", no_wrap=True)
         table.add_column(f"‖x‖ [{view.token}]" + (" (log)" if log else ""), no_wrap=True)
         for pos in shown:
-            table.add_column(f"{pos} {visible_piece(trace.pieces[pos])}", justify="right", no_wrap=True)
-        for i, point in enumerate(points):
+            table.add_column(headers[pos], justify="right", no_wrap=True, max_width=column_width(pos))
+        for i in range(len(points)):
             value = float(norms[i, view.token])
-            fraction = (np.log1p(value) / np.log1p(top)) if log else value / top
-            bar = "█" * round(fraction * bar_width)
+            bar = "█" * round(bar_fraction(value, top, low, log) * bar_width)
             future = i > current
             row_style = "dim" if future else ("bold" if i == current else "")
             table.add_row(
                 "▶" if i == current else "",
-                Text(point.label(lang), style=row_style),
-                Text(f"{bar:<{bar_width}} {value:7.3f}", style="dim" if future else "cyan"),
-                *(Text(f"{norms[i, pos]:.2f}", style="reverse" if pos == view.token else row_style) for pos in shown),
+                Text(labels[i], style=row_style),
+                Text(f"{bar:<{bar_width}} {norm_text(value, most=3):>7}", style="dim" if future else "cyan"),
+                *(Text(norm_text(norms[i, pos]), style="reverse" if pos == view.token else row_style) for pos in shown),
             )
-        title = Text(
-            t("resid_title", lang, token=f"{view.token} {visible_piece(trace.pieces[view.token])}"), style="bold"
+        token = f"{view.token} {visible_piece(trace.pieces[view.token])}"
+        title = Text(t("resid_title", lang, token=token), style="bold")
+        point = points[max(current, 0)]
+        largest = Text(
+            t(
+                "largest",
+                lang,
+                token=f"[{token}]",
+                where=t("largest_at", lang, point=point.label(lang)),
+                dims=top_dims_text(trace[point.hook][view.token], lang),
+            ),
+            style="dim",
         )
-        from rich.console import Group
-
-        self.show_content(Group(title, table), (len(points), self.size.width))
+        self.show_content(Group(title, table, largest), (len(points), self.size.width))

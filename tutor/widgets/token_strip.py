@@ -8,16 +8,21 @@ from tutor.i18n import t
 from tutor.view import View, visible_piece
 from tutor.widgets.live_static import LiveStatic
 
+MAX_LINES = 4
+
 
 class TokenStrip(LiveStatic):
     DEFAULT_CSS = "TokenStrip { height: auto; max-height: 4; padding: 0 1; }"
 
     def show(self, view: View) -> None:
         text = Text(no_wrap=False)
+        lines_left = MAX_LINES
         if view.trace.dropped:  # first, so that it shows even when the tokens fill the strip
             text.append(t("dropped", view.lang, n=view.n_tokens, d=view.trace.dropped) + "\n", style="bold yellow")
+            lines_left -= 1
         if not view.n_tokens:
             text.append(t("empty_prompt", view.lang), style="italic")
+        chips: list[Text] = []
         for pos, (token, piece) in enumerate(zip(view.trace.tokens, view.trace.pieces, strict=True)):
             chip = Text.assemble((f"{pos}", "dim"), " ", (visible_piece(piece), "bold"), (f"·{token}", "dim"))
             if pos == view.token:
@@ -25,6 +30,30 @@ class TokenStrip(LiveStatic):
                 chip = Text("▸") + chip
             else:
                 chip = Text(" ") + chip
-            text.append_text(chip)
-            text.append(" ")
+            chips.append(chip + Text(" "))
+        width = self.size.width - 2
+        lines = wrap_chips(chips, width) if width > 0 else [chips]
+        if len(lines) > lines_left:  # a long prompt: the lines around the token cursor
+            here = next(i for i, line in enumerate(lines) if any(c.plain.startswith("▸") for c in line))
+            first = max(0, min(here - lines_left // 2, len(lines) - lines_left))
+            lines = lines[first : first + lines_left]
+            text.no_wrap = True
+            text.append_text(Text("\n").join(Text("").join(line) for line in lines))
+        else:
+            for chip in chips:
+                text.append_text(chip)
         self.show_content(text, (text.cell_len, self.size.width))
+
+
+def wrap_chips(chips: list[Text], width: int) -> list[list[Text]]:
+    """Chips in lines of at most `width` cells, never splitting one."""
+    lines: list[list[Text]] = [[]]
+    used = 0
+    for chip in chips:
+        size = chip.cell_len
+        if lines[-1] and used + size - 1 > width:  # the trailing gap may hang past the edge
+            lines.append([])
+            used = 0
+        lines[-1].append(chip)
+        used += size
+    return lines

@@ -11,13 +11,13 @@ from textual.widgets import Static
 
 from model import sinusoidal_positions
 from tutor.i18n import t
-from tutor.view import View, visible_piece
+from tutor.view import View, top_dims_text, visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 
 
 class VectorsPanel(Vertical):
     DEFAULT_CSS = """
-    VectorsPanel > #vectors-note { height: auto; padding: 0 1; }
+    VectorsPanel > #vectors-note { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     VectorsPanel > HeatmapGrid { height: 1fr; }
     VectorsPanel > #angles-note { height: auto; padding: 0 1; }
     """
@@ -52,10 +52,10 @@ class VectorsPanel(Vertical):
             rows += rows_of(t(title, lang), trace["hook_pos_embed"])
             rows += rows_of(t("sum_vector", lang), trace["blocks.0.hook_resid_pre"])
             base = f" · base {cfg.pos_base:g}" if cfg.positional == "sinusoidal" else ""
-            note.update(f"d_model = {cfg.d_model}{base}")
+            note.update(f"d_model = {cfg.d_model}{base}" + self.largest(view, "blocks.0.hook_resid_pre"))
             columns = [str(i) for i in range(cfg.d_model)]
         elif rope:
-            note.update(f"d_model = {cfg.d_model}")
+            note.update(f"d_model = {cfg.d_model}" + self.largest(view, "hook_embed"))
             angle_note.update(t("rope_note", lang))
             pe = sinusoidal_positions(view.n_tokens, cfg.d_head, cfg.pos_base).astype(np.float64)
             angles = np.arctan2(pe[:, 0::2], pe[:, 1::2]) % (2 * math.pi)  # θ from (sin θ, cos θ)
@@ -66,6 +66,13 @@ class VectorsPanel(Vertical):
             angles_grid.set_rows(angle_rows, [f"θ{i}" for i in range(cfg.d_head // 2)], scale=2 * math.pi)
             columns = [str(i) for i in range(cfg.d_model)]
         else:
-            note.update(t("no_position", lang))
+            note.update(t("no_position", lang) + self.largest(view, "hook_embed"))
             columns = [str(i) for i in range(cfg.d_model)]
         grid.set_rows(rows, columns)
+
+    @staticmethod
+    def largest(view: View, hook: str) -> str:
+        """Where the selected token's vector is largest: wide vectors scroll, this points the way."""
+        token = f"[{view.token} {visible_piece(view.trace.pieces[view.token])}]"
+        dims = top_dims_text(view.trace[hook][view.token], view.lang)
+        return " · " + t("largest", view.lang, token=token, where="", dims=dims)
