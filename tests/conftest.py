@@ -1,7 +1,11 @@
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -60,3 +64,15 @@ def make_gpt() -> Callable[..., GPT]:
 @pytest.fixture(scope="session")
 def tiny() -> GPT:
     return model.load("tiny")
+
+
+def run_tutor(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`tutor ARGS` as a learner runs it: a fresh process, in another folder, UTF-8 output."""
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})},
+    )

@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_tutor
 
 import model
 
 
-def tutor(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tutor", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})},
-    )
-
-
 def test_trace_json_schema_and_numbers(tmp_path: Path) -> None:
-    result = tutor("trace", "猫追狗", "--json", cwd=tmp_path)
+    result = run_tutor("trace", "猫追狗", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert {"model", "tokens", "steps", "next_token"} <= set(doc)
@@ -58,24 +47,24 @@ def test_trace_says_when_weights_are_untrained(tmp_path: Path) -> None:
     config = small_config()
     path = tmp_path / "random.safetensors"
     model.save_checkpoint(path, config, random_params(config), TOKENIZER, trained=False)
-    result = tutor("trace", "猫追狗", "--json", "--model", str(path), cwd=tmp_path)
+    result = run_tutor("trace", "猫追狗", "--json", "--model", str(path), cwd=tmp_path)
     assert result.returncode == 0 and json.loads(result.stdout)["trained"] is False
     assert "untrained (random) weights" in result.stderr
 
 
 def test_trace_table_names_every_step(tmp_path: Path) -> None:
-    result = tutor("trace", "猫追狗", cwd=tmp_path, env={"COLUMNS": "120"})
+    result = run_tutor("trace", "猫追狗", cwd=tmp_path, env={"COLUMNS": "120"})
     assert result.returncode == 0, result.stderr
     for label in ("Token + position embedding", "Block 3 · LayerNorm 2", "Final LayerNorm", "Unembed"):
         assert label in result.stdout
     assert "next token:" in result.stdout
-    zh = tutor("trace", "猫追狗", "--lang", "zh", cwd=tmp_path, env={"COLUMNS": "120"})
+    zh = run_tutor("trace", "猫追狗", "--lang", "zh", cwd=tmp_path, env={"COLUMNS": "120"})
     assert "第 0 块 · 注意力" in zh.stdout and "下一个词元" in zh.stdout
 
 
 @pytest.mark.parametrize("text", ["", "\x07\x1b[2J", "👩‍👩‍👧‍👦 مرحبا", "x" * 10_000])
 def test_trace_survives_awkward_prompts(tmp_path: Path, text: str) -> None:
-    result = tutor("trace", text, "--json", cwd=tmp_path)
+    result = run_tutor("trace", text, "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert len(doc["tokens"]) <= 64
@@ -87,7 +76,7 @@ def test_bad_model_is_one_line_and_nonzero(tmp_path: Path) -> None:
     broken = tmp_path / "broken.safetensors"
     broken.write_bytes(b"\x00" * 3)
     for name in ("no-such-model", str(broken)):
-        result = tutor("trace", "猫", "--model", name, cwd=tmp_path)
+        result = run_tutor("trace", "猫", "--model", name, cwd=tmp_path)
         assert result.returncode == 1
         assert result.stderr.count("\n") == 1 and result.stderr.startswith("tutor: error: ")
         assert "Traceback" not in result.stderr
@@ -96,8 +85,8 @@ def test_bad_model_is_one_line_and_nonzero(tmp_path: Path) -> None:
 def test_version_and_help(tmp_path: Path) -> None:
     from tutor import __version__
 
-    assert tutor("--version", cwd=tmp_path).stdout.strip() == f"tutor {__version__}"
-    assert "trace" in tutor("--help", cwd=tmp_path).stdout
+    assert run_tutor("--version", cwd=tmp_path).stdout.strip() == f"tutor {__version__}"
+    assert "trace" in run_tutor("--help", cwd=tmp_path).stdout
 
 
 def test_console_script_is_installed(tmp_path: Path) -> None:

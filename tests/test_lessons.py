@@ -3,13 +3,13 @@ with its file and line."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_tutor
 
 from tutor.lesson_check import SECTIONS, check_content
 from tutor.lessons import load_lessons, parse_lesson
@@ -317,24 +317,13 @@ def test_parse_lesson_of_a_broken_file_warns_instead_of_raising(tmp_path: Path, 
 # -- the command -------------------------------------------------------------------------------------
 
 
-def tutor(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tutor", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-    )
-
-
 def test_lessons_command_lists_and_checks(tmp_path: Path) -> None:
-    listed = tutor("lessons", "--lang", "zh", cwd=tmp_path)
+    listed = run_tutor("lessons", "--lang", "zh", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     titles = [lesson.title for lesson in load_lessons("zh")]
     assert [line.split(None, 2)[2] for line in listed.stdout.splitlines()] == titles
-    assert "Tokens and embeddings" in tutor("lessons", "--lang", "en", cwd=tmp_path).stdout
-    checked = tutor("lessons", "--check", cwd=tmp_path)
+    assert "Tokens and embeddings" in run_tutor("lessons", "--lang", "en", cwd=tmp_path).stdout
+    checked = run_tutor("lessons", "--check", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout
     assert checked.stdout.strip() == f"{len(titles)} lessons, zh and en, all checks pass"
 
