@@ -17,9 +17,10 @@ import model
 from model import GPT
 from tutor import cjk_wrap
 from tutor.i18n import t
-from tutor.lessons import MODEL_VARIANTS, Lesson, load_lessons
+from tutor.lessons import MODEL_VARIANTS, Lesson, load_lessons, parse_link
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
+from tutor.quiz import lesson_quiz
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
 
@@ -52,6 +53,8 @@ class TutorCommands(Provider):
                 lambda name=step.name: screen.goto_step_name(name),
                 step.name,
             )
+        for label, href in app.practice_items():
+            yield (label, lambda h=href: app.follow_now(h), "F10")
         yield ("中文 / English", app.action_toggle_language, "F5")
 
     async def discover(self) -> Hits:
@@ -162,6 +165,9 @@ class TutorApp(App[None]):
         if lesson:
             self.remember(lesson=lesson.id, lang=self.lang)
 
+    def follow_now(self, href: str) -> None:
+        self.run_worker(self.main.follow(parse_link(href)), group="link")
+
     def open_lesson_now(self, lesson_id: str) -> None:
         self.run_worker(self.open_lesson(lesson_id), exclusive=True, group="lesson")
 
@@ -185,6 +191,54 @@ class TutorApp(App[None]):
 
         current = self.main.lesson.id if self.main.lesson else None
         self.push_screen(LessonListScreen(self.lessons, set(self.progress.done), current, self.lang), chosen)
+
+    # -- practice: quick checks, experiments, exercises ---------------------------------------------
+
+    def practice_items(self) -> list[tuple[str, str]]:
+        """(label, tutor: link) for the practice menu and the palette: quiz first, then the rest."""
+        from tutor.exercises import EXERCISES
+        from tutor.screens.experiments import SCREENS, title
+
+        items: list[tuple[str, str]] = []
+        lesson = self.main.lesson
+        if lesson is not None and lesson_quiz(lesson):
+            items.append((t("quiz_item", self.lang, title=lesson.title), f"tutor:quiz?id={lesson.id}"))
+        items += [
+            (t("experiment_item", self.lang, title=title(n, self.lang)), f"tutor:experiment?name={n}") for n in SCREENS
+        ]
+        items += [
+            (t("exercise_item", self.lang, title=exercise.title(self.lang)), f"tutor:exercise?name={name}")
+            for name, exercise in EXERCISES.items()
+        ]
+        return items
+
+    def open_experiment(self, name: str) -> None:
+        from tutor.screens.experiments import SCREENS, experiment_screen
+
+        if name not in SCREENS:
+            self.notify(f"no experiment '{name}' (known: {', '.join(SCREENS)})", severity="warning")
+            return
+        main = self.main
+        self.push_screen(experiment_screen(name, main.gpt, main.prompt, self.lang))
+
+    def open_exercise(self, name: str) -> None:
+        from tutor.exercises import EXERCISES
+        from tutor.screens.exercise import ExerciseScreen
+
+        if name not in EXERCISES:
+            self.notify(f"no exercise '{name}' (known: {', '.join(EXERCISES)})", severity="warning")
+            return
+        self.push_screen(ExerciseScreen(name, self.lang))
+
+    def open_quiz(self, lesson_id: str) -> None:
+        from tutor.screens.quiz import QuizScreen
+
+        lesson = self.lesson_by_id(lesson_id)
+        questions = lesson_quiz(lesson) if lesson else []
+        if lesson is None or not questions:
+            self.notify(t("no_quiz", self.lang, id=lesson_id), severity="warning")
+            return
+        self.push_screen(QuizScreen(lesson, questions, self.lang))
 
     def action_toggle_language(self) -> None:
         self.lang = "en" if self.lang == "zh" else "zh"

@@ -64,6 +64,14 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "no_lessons": ("No lessons found in {path}.", "在 {path} 中没有找到课程。"),
     "no_mask": ("(no causal mask)", "（没有因果掩码）"),
     "links_title": ("Try it: this lesson's links (Enter follows one)", "动手试试：本课的链接（回车执行）"),
+    "practice_title": (
+        "Practice: the quick check, experiments and exercises (Enter opens one)",
+        "练习：小测验、实验和编程练习（回车打开）",
+    ),
+    "quiz_item": ("Quick check: {title}", "小测验：{title}"),
+    "experiment_item": ("Experiment: {title}", "实验：{title}"),
+    "exercise_item": ("Exercise: {title}", "编程练习：{title}"),
+    "no_quiz": ("Lesson '{id}' has no quick check.", "课程“{id}”没有小测验。"),
     "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
 }
@@ -84,7 +92,12 @@ FORMULAS: dict[str, str] = {
 }
 
 
-def t(key: str, lang: str, **values: object) -> str:
-    en, zh = STRINGS[key]
+def pick(words: dict[str, tuple[str, str]], key: str, lang: str, **values: object) -> str:
+    """`words[key]` in the learner's language, filled in. Screens keep their own `words` tables."""
+    en, zh = words[key]
     text = zh if lang == "zh" else en
     return text.format(**values) if values else text
+
+
+def t(key: str, lang: str, **values: object) -> str:
+    return pick(STRINGS, key, lang, **values)

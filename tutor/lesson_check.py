@@ -260,6 +260,12 @@ def _check_links(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[str]:
         elif link.action == "experiment":
             if params.get("name") not in EXPERIMENTS:
                 yield f"{where}: {_unknown('experiment', params.get('name', ''), EXPERIMENTS)}"
+        elif link.action == "quiz":
+            target = by_id.get(params.get("id", lesson.id))
+            if target is None:
+                yield f"{where}: no lesson with id '{params.get('id')}' in {lesson.lang}/"
+            elif not any(block.kind == "tutor-quiz" for block in blocks_in(target.body)):
+                yield f"{where}: lesson '{target.id}' has no tutor-quiz block"
         elif link.action == "exercise":
             exercises = _exercise_names()
             if params.get("name") not in exercises:

@@ -26,6 +26,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "lesson": ("id", "heading"),
     "experiment": ("name",),
     "exercise": ("name",),
+    "quiz": ("id",),
 }
 FENCES = ("tutor-code", "tutor-quiz", "tutor-check")
 FRONT_MATTER_KEYS = {"id": str, "order": int, "title": str, "prompt": str, "steps": list, "panels": list, "model": str}

@@ -60,6 +60,7 @@ class MainScreen(Screen[None]):
         Binding("f3", "toggle_lesson", "Lesson/panels"),
         Binding("f5", "toggle_language", "中/En"),
         Binding("f9", "links", "Try it"),
+        Binding("f10", "practice", "Practice"),
         Binding("f1", "help", "Help"),
         # single keys, only when the prompt does not have the focus (the input would type them)
         Binding("j", "step(1)", show=False),
@@ -396,10 +397,12 @@ class MainScreen(Screen[None]):
             self.refresh_panels()
         elif link.action == "lesson":
             await self.app.open_lesson(params.get("id"), heading=params.get("heading"))  # type: ignore[attr-defined]
-        else:
-            self.notify(
-                f"{link.action} '{params.get('name', '')}' is not in this version of tutor yet", severity="information"
-            )
+        elif link.action == "experiment":
+            self.app.open_experiment(params.get("name", ""))  # type: ignore[attr-defined]
+        elif link.action == "exercise":
+            self.app.open_exercise(params.get("name", ""))  # type: ignore[attr-defined]
+        elif link.action == "quiz":
+            self.app.open_quiz(params.get("id") or (self.lesson.id if self.lesson else ""))  # type: ignore[attr-defined]
 
     def action_lessons(self) -> None:
         self.app.action_lessons()  # type: ignore[attr-defined]
@@ -427,6 +430,17 @@ class MainScreen(Screen[None]):
                     self.notify(str(error), severity="error")
 
         self.app.push_screen(LinkPickerScreen(links, t("links_title", self.lang)), chosen)
+
+    def action_practice(self) -> None:
+        """Everything to do rather than read: this lesson's quick check, the experiments, the exercises."""
+        from tutor.screens.links import LinkPickerScreen
+
+        async def chosen(href: str | None) -> None:
+            if href:
+                await self.follow(parse_link(href))
+
+        items = self.app.practice_items()  # type: ignore[attr-defined]
+        self.app.push_screen(LinkPickerScreen(items, t("practice_title", self.lang)), chosen)
 
     def action_help(self) -> None:
         from tutor.screens.help import HelpScreen

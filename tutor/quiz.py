@@ -1,0 +1,55 @@
+"""A lesson's quick check: the questions of its `tutor-quiz` block, and how an attempt is graded.
+
+The content checker (`tutor lessons --check`) holds the blocks to the format; here a question that is
+still malformed is skipped rather than raised, so a broken lesson never takes the app down.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+from tutor.lessons import Lesson, blocks_in
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    choices: tuple[str, ...]
+    answer: int  # index into choices
+    explanation: str
+
+
+def parse_quiz(text: str) -> list[Question]:
+    try:
+        raw = tomllib.loads(text).get("questions", [])
+    except tomllib.TOMLDecodeError:
+        return []
+    questions = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, dict):
+            continue
+        choices, answer = item.get("choices"), item.get("answer")
+        if (
+            isinstance(item.get("question"), str)
+            and isinstance(choices, list)
+            and all(isinstance(c, str) for c in choices)
+            and isinstance(answer, int)
+            and not isinstance(answer, bool)
+            and 0 <= answer < len(choices)
+        ):
+            questions.append(Question(item["question"], tuple(choices), answer, str(item.get("explanation", ""))))
+    return questions
+
+
+def lesson_quiz(lesson: Lesson) -> list[Question]:
+    """Every well-formed question in the lesson's `tutor-quiz` blocks, in order."""
+    return [q for block in blocks_in(lesson.body) if block.kind == "tutor-quiz" for q in parse_quiz(block.text)]
+
+
+def grade(questions: list[Question], picks: list[int | None]) -> dict[str, Any]:
+    """The record kept in progress: score, total, the learner's picks and when."""
+    score = sum(1 for q, pick in zip(questions, picks, strict=True) if pick == q.answer)
+    return {"score": score, "total": len(questions), "picks": list(picks), "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
