@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tutor import __version__, train_command
+from tutor import __version__, progress_command, train_command
 from tutor.language import LANGUAGES, detect_language
 
 
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="check every lesson in both languages; exit 1 on problems"
     )
     train_command.register(commands)
+    progress_command.register(commands)
     return parser
 
 
@@ -85,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tutor.lessons_command import run_lessons
 
             return run_lessons(lang, check=args.check)
+        if args.command == "progress":
+            return progress_command.run_progress(lang, reset=args.reset, yes=args.yes)
         if args.command == "train":
             return train_command.run_train(args)
         return run_app(args.model, lang)

@@ -1,20 +1,30 @@
 """What a learner has done, kept in the XDG state directory and written atomically.
 
-A file that cannot be read is moved aside (never deleted) and reported; a directory that
-cannot be written is reported once, and the session goes on without saving.
+Two sessions of the same learner may run at once (two SSH windows). Every save therefore
+takes an exclusive lock on `progress.json.lock` beside the file, reads what is on disk, merges
+this session's changes into it and replaces the file in one step: neither session's lessons,
+quiz results or exercises are lost. A file that cannot be read is moved aside (never deleted)
+and reported; a directory that cannot be written is reported once, and the session goes on
+without saving.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import errno
+import fcntl
 import json
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 VERSION = 1
+LOCK_WAIT = 2.0  # seconds; a writer holds the lock for milliseconds, so this only guards against a stuck one
 
 
 def state_dir() -> Path:
@@ -45,62 +55,158 @@ class Progress:
             raise ValueError("'quiz', 'exercises' and 'last' must be objects")
         return cls(done=list(dict.fromkeys(done)), **parts)
 
-    def merged_with(self, other: Progress) -> Progress:
-        """Ours, plus whatever another session saved meanwhile (lessons done, quiz and exercise results)."""
+    def changes_onto(self, disk: Progress, base: Progress) -> Progress:
+        """A three-way merge: what this session changed since `base` (what it last read or wrote), applied to `disk`.
+
+        Whatever another session saved meanwhile stays; a reset (`tutor progress --reset`) made meanwhile
+        stays a reset, except for what this session did after its last save.
+        """
+
+        def changed(ours: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+            return {key: value for key, value in ours.items() if before.get(key) != value}
+
+        new_done = [lesson for lesson in self.done if lesson not in base.done]
         return Progress(
-            done=list(dict.fromkeys(other.done + self.done)),
-            quiz={**other.quiz, **self.quiz},
-            exercises={**other.exercises, **self.exercises},
-            last=self.last or other.last,
+            done=list(dict.fromkeys(disk.done + new_done)),
+            quiz={**disk.quiz, **changed(self.quiz, base.quiz)},
+            exercises={**disk.exercises, **changed(self.exercises, base.exercises)},
+            last=dict(self.last) if self.last != base.last or not disk.last else dict(disk.last),
         )
 
 
 class ProgressStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or state_dir() / "progress.json"
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.writable = True
+        self._base = Progress()  # what this store last read from or wrote to disk
 
     def load(self) -> tuple[Progress, str | None]:
         """The saved progress, and a notice when the file had to be set aside."""
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return Progress(), None
-        except OSError as error:
-            return Progress(), f"cannot read progress file {self.path}: {error.strerror}"
-        try:
-            return Progress.from_json(json.loads(text)), None
-        except (ValueError, UnicodeDecodeError) as error:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-            try:
-                os.replace(self.path, aside)
-            except OSError:
-                return Progress(), f"progress file {self.path} is unreadable ({error}); starting afresh"
-            return Progress(), f"progress file was unreadable ({error}); kept it as {aside.name}, starting afresh"
+        with self._locked():
+            progress, notice = self._read()
+        self._base = copy.deepcopy(progress)
+        return progress, notice
 
     def save(self, progress: Progress) -> str | None:
-        """Merge with what is on disk, then replace the file in one step. A notice when it cannot."""
+        """Merge this session's changes into what is on disk, then replace the file in one step.
+
+        `progress` is brought up to date with the merged result (lessons another session finished
+        show as done here too). Returns a notice when the file cannot be written.
+        """
         if not self.writable:
             return None
         try:
-            on_disk = Progress.from_json(json.loads(self.path.read_text(encoding="utf-8")))
-            progress = progress.merged_with(on_disk)
-        except (OSError, ValueError, UnicodeDecodeError):
-            pass
-        data = {"version": VERSION, **asdict(progress)}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".progress-", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as file:
-                    json.dump(data, file, ensure_ascii=False, indent=1)
-                    file.flush()
-                    os.fsync(file.fileno())
-                os.replace(tmp, self.path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+            with self._locked(required=True):
+                on_disk, notice = self._read()
+                merged = progress.changes_onto(on_disk, self._base)
+                self._write(merged)
         except OSError as error:
             self.writable = False
-            return f"cannot save progress to {self.path.parent}: {error.strerror}; this session's progress is not kept"
-        return None
+            reason = error.strerror or str(error)
+            return f"cannot save progress to {self.path.parent}: {reason}; this session's progress is not kept"
+        progress.done[:] = merged.done
+        for mine, theirs in ((progress.quiz, merged.quiz), (progress.exercises, merged.exercises)):
+            mine.clear()
+            mine.update(theirs)
+        # the merged state is the new base, except `last`: another session's position is not ours to re-save
+        self._base = copy.deepcopy(replace(merged, last=dict(progress.last)))
+        return notice
+
+    def reset(self) -> Path | None:
+        """Start afresh: the old file is kept aside (its new path is returned), an empty one takes its place."""
+        with self._locked(required=True):
+            aside = self._set_aside("reset") if self.path.exists() else None
+            self._write(Progress())
+        self._base = Progress()
+        return aside
+
+    # -- on disk -------------------------------------------------------------------------------
+
+    def _read(self) -> tuple[Progress, str | None]:
+        """What is on disk; an unreadable or corrupt file is moved aside and reported, never dropped."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+            return Progress.from_json(json.loads(text)), None
+        except FileNotFoundError:
+            return Progress(), None
+        except OSError as error:
+            problem = error.strerror or str(error)
+        except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+            problem = str(error)
+        try:
+            aside = self._set_aside("corrupt")
+        except OSError:
+            return Progress(), f"progress file {self.path} is unreadable ({problem}); starting afresh"
+        return Progress(), f"progress file was unreadable ({problem}); kept it as {aside}, starting afresh"
+
+    def _set_aside(self, why: str) -> Path:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.{why}-{stamp}")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = self.path.with_name(f"{self.path.name}.{why}-{stamp}-{n}")
+        os.replace(self.path, aside)
+        return aside
+
+    def _write(self, progress: Progress) -> None:
+        data = {"version": VERSION, **asdict(progress)}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}-", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                json.dump(data, file, ensure_ascii=False, indent=1)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(tmp, self.path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        with contextlib.suppress(OSError):  # the rename itself survives a power cut only once the folder is synced
+            folder = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+
+    def _remove_stale_temporaries(self) -> None:
+        """Temporary files of writers killed mid-write (only called while holding the lock: none is in use)."""
+        for stale in self.path.parent.glob(f".{self.path.name}-*.tmp"):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+    @contextlib.contextmanager
+    def _locked(self, required: bool = False) -> Iterator[None]:
+        """Hold the lock file's exclusive lock. Without a lock file (a read-only folder) reading goes on
+        unlocked; writing raises, since it would fail anyway."""
+        try:
+            if required:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            if required:
+                raise
+            yield
+            return
+        try:
+            locked = _acquire(fd)
+            if locked:
+                self._remove_stale_temporaries()
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def _acquire(fd: int) -> bool:
+    """Take the exclusive lock, waiting up to LOCK_WAIT; False when it cannot be had (a stuck holder, or
+    a file system without locks): the write is still atomic, only a concurrent session's change may be missed."""
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as error:
+            if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES) or time.monotonic() > deadline:
+                return False
+        time.sleep(0.01)

@@ -1,0 +1,156 @@
+"""`tutor progress`: what the learner has done, where they stopped, and a reset that keeps the old file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from tutor.i18n import pick
+from tutor.language import LANGUAGES
+from tutor.progress import Progress, ProgressStore
+
+WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+    "help": ("show what you have done, or start afresh", "显示学习进度，或者从头开始"),
+    "file": ("Progress file: {path}", "进度文件：{path}"),
+    "no_file": ("No progress saved yet (it will be kept in {path}).", "还没有保存的进度（将保存在 {path}）。"),
+    "lessons": ("Lessons: {done} of {total} done", "课程：已完成 {done} / {total}"),
+    "unknown_lesson": ("(no longer a lesson)", "（已不是现有课程）"),
+    "quizzes": ("Quick checks: {n} taken", "小测验：做过 {n} 个"),
+    "quiz_line": ("{title}: {score}/{total}{when}", "{title}：{score}/{total}{when}"),
+    "exercises": ("Exercises: {passed} of {total} passed", "编程练习：通过 {passed} / {total}"),
+    "tries": ("{n} tries", "尝试 {n} 次"),
+    "last": ("Last time:", "上次："),
+    "last_lesson": ("lesson {title}", "课程 {title}"),
+    "last_step": ("step {step}", "步骤 {step}"),
+    "last_prompt": ("prompt {prompt}", "提示词 {prompt}"),
+    "last_model": ("model {model}", "模型 {model}"),
+    "last_lang": ("language {language}", "语言 {language}"),
+    "nothing_yet": ("Nothing done yet.", "还没有任何进度。"),
+    "confirm": (
+        "Forget all progress in {path}? The old file is kept beside it. [y/N] ",
+        "清除 {path} 中的全部进度？旧文件会保留在旁边。[y/N] ",
+    ),
+    "not_confirmed": ("Nothing reset.", "没有清除任何内容。"),
+    "needs_yes": (
+        "not resetting without confirmation; to reset from a script run: tutor progress --reset --yes",
+        "没有确认，不清除进度；在脚本中请运行：tutor progress --reset --yes",
+    ),
+    "was_reset": ("Progress reset; the old file is kept as {aside}.", "进度已清除；旧文件保存为 {aside}。"),
+    "was_reset_empty": ("Progress reset (there was nothing saved).", "进度已清除（之前没有保存的内容）。"),
+    "cannot_reset": ("cannot reset progress in {path}: {reason}", "无法清除 {path} 中的进度：{reason}"),
+}
+YES = {"y", "yes", "是", "好"}
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "progress",
+        help="show your progress (lessons, quick checks, exercises, where you stopped); --reset starts afresh",
+        description="Show what you have done and where you stopped, and the progress file's path.",
+    )
+    parser.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the summary")
+    parser.add_argument("--reset", action="store_true", help="forget all progress (the old file is kept aside)")
+    parser.add_argument("--yes", action="store_true", help="with --reset: do not ask for confirmation")
+
+
+def run_progress(lang: str, *, reset: bool, yes: bool) -> int:
+    store = ProgressStore()
+    if reset:
+        return run_reset(store, lang, yes=yes)
+    existed = store.path.exists()
+    progress, notice = store.load()
+    if notice:
+        print(f"tutor: warning: {notice}", file=sys.stderr)
+    for line in summary(progress, store, lang, existed=existed):
+        print(line)
+    return 0
+
+
+def run_reset(store: ProgressStore, lang: str, *, yes: bool) -> int:
+    if not yes:
+        if not sys.stdin.isatty():
+            print(f"tutor: error: {pick(WORDS, 'needs_yes', lang)}", file=sys.stderr)
+            return 1
+        try:
+            answer = input(pick(WORDS, "confirm", lang, path=store.path))
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in YES:
+            print(pick(WORDS, "not_confirmed", lang))
+            return 1
+    try:
+        aside = store.reset()
+    except OSError as error:
+        reason = error.strerror or str(error)
+        print(f"tutor: error: {pick(WORDS, 'cannot_reset', lang, path=store.path, reason=reason)}", file=sys.stderr)
+        return 1
+    print(pick(WORDS, "was_reset", lang, aside=aside) if aside else pick(WORDS, "was_reset_empty", lang))
+    return 0
+
+
+def summary(progress: Progress, store: ProgressStore, lang: str, *, existed: bool = True) -> list[str]:
+    """The lines `tutor progress` prints; every record is read defensively (an older tutor may have written it)."""
+    from tutor.exercises import EXERCISES
+    from tutor.lessons import load_lessons
+
+    lessons = load_lessons(lang)
+    titles = {lesson.id: lesson.title for lesson in lessons}
+    lines = [pick(WORDS, "file" if existed else "no_file", lang, path=store.path), ""]
+    done = set(progress.done)
+    lines.append(pick(WORDS, "lessons", lang, done=len(done & set(titles)), total=len(lessons)))
+    for n, lesson in enumerate(lessons, 1):
+        lines.append(f"  {'✓' if lesson.id in done else '·'} {n:>2}  {lesson.title}")
+    lines += [
+        f"  ✓  ?  {lesson_id} {pick(WORDS, 'unknown_lesson', lang)}"
+        for lesson_id in progress.done
+        if lesson_id not in titles
+    ]
+    if progress.quiz:
+        lines += ["", pick(WORDS, "quizzes", lang, n=len(progress.quiz))]
+        for lesson_id, record in progress.quiz.items():
+            record = record if isinstance(record, dict) else {}
+            when = f"  ({str(record['at']).replace('T', ' ')[:16]})" if record.get("at") else ""
+            title = titles.get(lesson_id, lesson_id)
+            score, total = record.get("score", "?"), record.get("total", "?")
+            lines.append("  " + pick(WORDS, "quiz_line", lang, title=title, score=score, total=total, when=when))
+    names = list(dict.fromkeys([*EXERCISES, *progress.exercises]))
+    if names:
+        passed = sum(1 for name in names if _record(progress.exercises, name).get("passed") is True)
+        lines += ["", pick(WORDS, "exercises", lang, passed=passed, total=len(EXERCISES) or len(names))]
+        for name in names:
+            record = _record(progress.exercises, name)
+            mark = "✓" if record.get("passed") is True else ("✗" if record else "·")
+            title = EXERCISES[name].title(lang) if name in EXERCISES else name
+            tries = (
+                f"  ({pick(WORDS, 'tries', lang, n=record['tries'])})" if isinstance(record.get("tries"), int) else ""
+            )
+            lines.append(f"  {mark} {title}{tries}")
+    last = progress.last
+    parts = []
+    if isinstance(last.get("lesson"), str):
+        parts.append(pick(WORDS, "last_lesson", lang, title=titles.get(last["lesson"], last["lesson"])))
+    if isinstance(last.get("step"), str):
+        parts.append(pick(WORDS, "last_step", lang, step=last["step"]))
+    if isinstance(last.get("prompt"), str):
+        parts.append(pick(WORDS, "last_prompt", lang, prompt=quoted(last["prompt"])))
+    if isinstance(last.get("model"), str):
+        parts.append(pick(WORDS, "last_model", lang, model=last["model"]))
+    if last.get("lang") in LANGUAGES:
+        parts.append(pick(WORDS, "last_lang", lang, language="中文" if last["lang"] == "zh" else "English"))
+    if parts:
+        lines += ["", pick(WORDS, "last", lang), *(f"  {part}" for part in parts)]
+    elif not done and not progress.quiz and not progress.exercises:
+        lines += ["", pick(WORDS, "nothing_yet", lang)]
+    return lines
+
+
+def quoted(text: str, limit: int = 60) -> str:
+    """A prompt on one line: quoted, control characters escaped, a long paste shortened."""
+    return json.dumps(text if len(text) <= limit else text[:limit] + "…", ensure_ascii=False)
+
+
+def _record(records: dict[str, Any], name: str) -> dict[str, Any]:
+    record = records.get(name)
+    return record if isinstance(record, dict) else {}
