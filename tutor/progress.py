@@ -98,8 +98,11 @@ class ProgressStore:
             return None
         try:
             with self._locked(required=True):
+                existed = self.path.exists()
                 on_disk, notice = self._read()
-                merged = progress.changes_onto(on_disk, self._base)
+                # over a valid file, our changes since we last synced; else (gone, or just set aside) all we have
+                base = self._base if existed and notice is None else Progress()
+                merged = progress.changes_onto(on_disk, base)
                 self._write(merged)
         except OSError as error:
             self.writable = False
@@ -128,7 +131,7 @@ class ProgressStore:
         try:
             text = self.path.read_text(encoding="utf-8")
             return Progress.from_json(json.loads(text)), None
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # nothing saved yet (or no folder to save in: said on save)
             return Progress(), None
         except OSError as error:
             problem = error.strerror or str(error)
