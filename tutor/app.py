@@ -11,6 +11,9 @@ from typing import Any
 
 from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.markup import MarkupError
+from textual.notifications import SeverityLevel
 from textual.timer import Timer
 
 import model
@@ -93,6 +96,25 @@ class TutorApp(App[None]):
         self.lessons: list[Lesson] = []
         self._save_timer: Timer | None = None
         self.main = MainScreen(gpt, lang)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A notice; text that is not valid markup (a lesson id like `[/]`, a file name) is shown as it is,
+        where Textual would otherwise raise while drawing the toast."""
+        if markup:
+            try:
+                Content.from_markup(message)
+                Content.from_markup(title)
+            except MarkupError:
+                markup = False
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     async def on_mount(self) -> None:
         loop = asyncio.get_running_loop()

@@ -314,8 +314,13 @@ def quiz_markdown(text: str, lang: str) -> list[str]:
     except tomllib.TOMLDecodeError as error:
         return [f"> ⚠ quiz: {error}"]
     out: list[str] = []
+    # a malformed block must not take the lesson down: the checker reports it, here it is shown as far as it goes
+    questions = [q for q in questions if isinstance(q, dict)] if isinstance(questions, list) else []
     for n, question in enumerate(questions, 1):
+        choices = question.get("choices", [])
         out += [f"**{n}. {question.get('question', '')}**", ""]
-        out += [f"- {chr(ord('A') + k)}. {choice}" for k, choice in enumerate(question.get("choices", []))]
+        out += [
+            f"- {chr(ord('A') + k)}. {choice}" for k, choice in enumerate(choices if isinstance(choices, list) else [])
+        ]
         out.append("")
     return out

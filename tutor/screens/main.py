@@ -6,6 +6,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Markdown, Static, TabbedContent, TabPane
@@ -13,7 +14,7 @@ from textual.worker import get_current_worker
 
 import model
 from model import GPT, Trace
-from tutor.i18n import t
+from tutor.i18n import pick, t
 from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, labelled_links, parse_link
 from tutor.messages import TraceReady
 from tutor.view import View
@@ -27,6 +28,12 @@ from tutor.widgets.step_info import StepInfo
 from tutor.widgets.token_strip import TokenStrip
 from tutor.widgets.vectors_panel import VectorsPanel
 
+WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+    "lesson_model": (
+        "A lesson can only switch to a shipped model ({known}), not '{name}'.",
+        "课程只能切换到随附的模型（{known}），不能切换到“{name}”。",
+    ),
+}
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
 WIDE_WIDTH = 170  # from here the residual chart and the next-token guess stay in view beside the tabs
@@ -212,8 +219,14 @@ class MainScreen(Screen[None]):
         title = self.lesson.title if self.lesson else ""
         status = "" if self.gpt.trained else f" ({t('untrained', self.lang)})"
         language = "中文" if self.lang == "zh" else "English"
-        self.query_one("#topbar", Static).update(
-            f"[b]tutor[/b] · {title} · model [b]{self.gpt.name}[/b]{status} · {language}"
+        self.query_one("#topbar", Static).update(  # $variables: a title like "[/b]" is text, not markup
+            Content.from_markup(
+                "[b]tutor[/b] · $title · model [b]$model[/b]$status · $language",
+                title=title,
+                model=self.gpt.name,
+                status=status,
+                language=language,
+            )
         )
 
     @on(TabbedContent.TabActivated, "#panels")
@@ -332,7 +345,7 @@ class MainScreen(Screen[None]):
     def start_lesson(self, lesson: Lesson) -> None:
         """Set the panels the way the lesson's front matter asks."""
         if lesson.model and lesson.model != self.gpt.name:
-            self.switch_model(lesson.model)
+            self.switch_model(lesson.model, from_lesson=True)
         if lesson.prompt:
             self.set_prompt(lesson.prompt)
         if lesson.steps:
@@ -343,7 +356,14 @@ class MainScreen(Screen[None]):
         if lesson.panels and lesson.panels[0] in PANELS and lesson.panels[0] != "tokens":
             self.query_one("#panels", TabbedContent).active = lesson.panels[0]
 
-    def switch_model(self, name: str) -> bool:
+    def switch_model(self, name: str, from_lesson: bool = False) -> bool:
+        """Load model `name`; a lesson (its front matter or a link) may only name a shipped variant, never a
+        path: lesson text must not make the app open files outside the package."""
+        if from_lesson and name not in MODEL_VARIANTS:
+            self.notify(
+                pick(WORDS, "lesson_model", self.lang, name=name, known=", ".join(MODEL_VARIANTS)), severity="warning"
+            )
+            return False
         try:
             gpt = model.load(name)
         except model.WeightsError as error:
@@ -376,7 +396,7 @@ class MainScreen(Screen[None]):
         params = link.params
         if link.action == "show":
             if "model" in params:
-                self.switch_model(params["model"])
+                self.switch_model(params["model"], from_lesson=True)
             if "prompt" in params:
                 self.set_prompt(params["prompt"])
             if "step" in params:

@@ -18,7 +18,7 @@ class LessonView(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(id="lesson-title")
-        yield Static(id="lesson-warnings")
+        yield Static(id="lesson-warnings", markup=False)  # file names and quoted lesson text, not markup
         yield Markdown(id="lesson-markdown", open_links=False)
 
     async def show(self, lesson: Lesson | None, header: str, empty_message: str = "") -> None:
