@@ -141,3 +141,16 @@ async def test_a_quiz_link_to_a_lesson_without_one_is_a_notice(store, tmp_path) 
         await pilot.pause()
         assert app.screen is app.main
         assert any("has no quick check" in str(n.message) for n in app._notifications)
+
+
+async def test_the_lesson_list_shows_quiz_scores(store) -> None:
+    progress, _ = store.load()
+    progress.quiz["layernorm"] = {"score": 3, "total": 4, "picks": [1, 2, 1, 0], "at": "2026-11-30T06:00:00"}
+    store.save(progress)
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        await pilot.pause()
+        lines = [line for line in screen_text(app).split("\n") if "LayerNorm" in line]
+        assert any("3/4" in line for line in lines), lines
