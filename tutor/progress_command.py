@@ -18,7 +18,8 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "lessons": ("Lessons: {done} of {total} done", "课程：已完成 {done} / {total}"),
     "unknown_lesson": ("(no longer a lesson)", "（已不是现有课程）"),
     "quizzes": ("Quick checks: {n} taken", "小测验：做过 {n} 个"),
-    "quiz_line": ("{title}: {score}/{total}{when}", "{title}：{score}/{total}{when}"),
+    "quiz_line": ("{title}: {score}/{total}{best}{when}", "{title}：{score}/{total}{best}{when}"),
+    "best": (" (best {best})", "（最好 {best}）"),
     "exercises": ("Exercises: {passed} of {total} passed", "编程练习：通过 {passed} / {total}"),
     "tries": ("{n} tries", "尝试 {n} 次"),
     "last": ("Last time:", "上次："),
@@ -113,8 +114,11 @@ def summary(progress: Progress, store: ProgressStore, lang: str, *, existed: boo
             record = record if isinstance(record, dict) else {}
             when = f"  ({str(record['at']).replace('T', ' ')[:16]})" if record.get("at") else ""
             title = titles.get(lesson_id, lesson_id)
-            score, total = record.get("score", "?"), record.get("total", "?")
-            lines.append("  " + pick(WORDS, "quiz_line", lang, title=title, score=score, total=total, when=when))
+            score, total, best = record.get("score", "?"), record.get("total", "?"), record.get("best")
+            best = pick(WORDS, "best", lang, best=best) if isinstance(best, int) and best != score else ""
+            lines.append(
+                "  " + pick(WORDS, "quiz_line", lang, title=title, score=score, total=total, best=best, when=when)
+            )
     names = list(dict.fromkeys([*EXERCISES, *progress.exercises]))
     if names:
         passed = sum(1 for name in names if _record(progress.exercises, name).get("passed") is True)
