@@ -8,11 +8,14 @@ vocabulary. `piece` turns the spelling back into the text it stands for, so the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
 from model.tokenizer import END_OF_TEXT, TokenizerError
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @cache
@@ -59,6 +62,9 @@ class BPETokenizer:
         return self._end_of_text
 
     def encode(self, text: str) -> list[int]:
+        # `tokenizers` takes only valid Unicode; a lone surrogate (a broken paste) has no UTF-8 bytes to
+        # give GPT-2's byte alphabet, so it becomes U+FFFD, as a UTF-8 decoder would make it
+        text = _LONE_SURROGATE.sub("\ufffd", text)
         return list(self.inner.encode(text, add_special_tokens=False).ids)
 
     def decode(self, ids: Iterable[int]) -> str:

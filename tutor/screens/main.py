@@ -29,6 +29,7 @@ from tutor.widgets.token_strip import TokenStrip
 from tutor.widgets.vectors_panel import VectorsPanel
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+    "model_failed": ("The model could not run on this prompt ({error}).", "模型无法处理这个提示词（{error}）。"),
     "lesson_model": (
         "A lesson can only switch to a shipped model ({known}), not '{name}'.",
         "课程只能切换到随附的模型（{known}），不能切换到“{name}”。",
@@ -162,6 +163,10 @@ class MainScreen(Screen[None]):
         try:  # a newer keystroke has its own worker: the latest wins, and this pass stops early
             trace = gpt.run(prompt, stop=lambda: worker.is_cancelled)
         except model.Stopped:
+            return
+        except Exception as error:  # a bug must not end the learner's session with a traceback: say it, go on
+            message = pick(WORDS, "model_failed", self.lang, error=f"{type(error).__name__}: {error}")
+            self.app.call_from_thread(self.notify, message, severity="error", markup=False)
             return
         if not worker.is_cancelled:
             self.post_message(TraceReady(prompt, gpt, trace))
