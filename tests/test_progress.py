@@ -294,3 +294,21 @@ def test_progress_reset_asks_on_a_terminal(tmp_path: Path, answer: bytes, reset:
     assert b"Traceback" not in out
     assert ((state / "progress.json").read_bytes() != before) == reset
     assert len(list(state.glob("progress.json.reset-*"))) == int(reset)
+
+
+def test_a_prompt_with_lone_surrogates_is_saved_and_read_back(path: Path) -> None:
+    store = ProgressStore(path)
+    progress, _ = store.load()
+    progress.last["prompt"] = "猫\ud800追\udfff"  # what a broken paste leaves; UTF-8 cannot hold it as it is
+    assert store.save(progress) is None
+    assert ProgressStore(path).load() == (progress, None)
+
+
+def test_a_record_that_is_not_json_is_a_notice_not_a_crash(path: Path) -> None:
+    store = ProgressStore(path)
+    progress, _ = store.load()
+    progress.exercises["rope"] = {"passed": True, "at": object()}
+    notice = store.save(progress)
+    assert notice is not None and "cannot save progress" in notice
+    del progress.exercises["rope"]
+    assert store.save(progress) is None  # the next save works again

@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lang = args.lang or detect_language()
     try:
         if args.command == "trace":
-            return run_trace(args.text, args.model or "tiny", lang, as_json=args.json, top_k=args.top_k)
+            return run_trace(from_argv(args.text), args.model or "tiny", lang, as_json=args.json, top_k=args.top_k)
         if args.command == "lessons":
             from tutor.lessons_command import run_lessons
 
@@ -100,6 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("TUTOR_DEBUG"):
             raise
         return fail(f"internal error: {type(error).__name__}: {error} (run with TUTOR_DEBUG=1 for details)")
+
+
+def from_argv(text: str) -> str:
+    """A command-line argument as text: bytes that were not UTF-8 (Python keeps them as lone surrogates)
+    become U+FFFD, as a UTF-8 terminal would show them, rather than three made-up byte tokens each."""
+    if sys.getfilesystemencoding().lower().replace("-", "") != "utf8":
+        return text
+    return os.fsencode(text).decode("utf-8", "replace")
 
 
 def run_trace(text: str, model_name: str, lang: str, *, as_json: bool, top_k: int) -> int:

@@ -141,7 +141,10 @@ def _check_file_name(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[st
 
 
 def _check_front_matter_values(lesson: Lesson) -> Iterator[str]:
-    text = lesson.path.read_text(encoding="utf-8") if lesson.path.is_file() else ""
+    try:  # only to find line numbers: a file that is not UTF-8 or not readable, the parser has reported already
+        text = lesson.path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
     if lesson.model is not None and lesson.model not in MODEL_VARIANTS:
         unknown = _unknown("model variant", lesson.model, MODEL_VARIANTS)
         yield f"{lesson.path}:{front_matter_line(text, 'model')}: {unknown}"

@@ -16,6 +16,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator
@@ -25,6 +26,16 @@ from typing import Any
 
 VERSION = 1
 LOCK_WAIT = 2.0  # seconds; a writer holds the lock for milliseconds, so this only guards against a stuck one
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def to_json(data: Any) -> str:
+    """Readable JSON (Chinese stays Chinese); a lone surrogate, which a broken paste can leave in a prompt and
+    UTF-8 cannot hold, is written as its \\u escape, which reads back as the same string."""
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def state_dir() -> Path:
@@ -108,6 +119,8 @@ class ProgressStore:
             self.writable = False
             reason = error.strerror or str(error)
             return f"cannot save progress to {self.path.parent}: {reason}; this session's progress is not kept"
+        except (TypeError, ValueError) as error:  # a record that is not JSON: a bug, but not worth the session
+            return f"cannot save progress: {error}"
         progress.done[:] = merged.done
         for mine, theirs in ((progress.quiz, merged.quiz), (progress.exercises, merged.exercises)):
             mine.clear()
@@ -159,7 +172,7 @@ class ProgressStore:
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}-", suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump(data, file, ensure_ascii=False, indent=1)
+                file.write(to_json(data))
                 file.flush()
                 os.fsync(file.fileno())
             os.replace(tmp, self.path)
