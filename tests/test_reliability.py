@@ -336,6 +336,62 @@ async def test_a_storm_of_resizes(tmp_path: Path) -> None:
         assert app.main.trace is not None and "Step " in screen_text(app)
 
 
+TERMINALS = {
+    "xterm": {"TERM": "xterm"},
+    "NO_COLOR": {"TERM": "xterm-256color", "NO_COLOR": "1"},
+    "LANG=C": {"TERM": "xterm-256color", "LANG": "C", "LC_ALL": "C"},
+    "latin-1 stdout": {"TERM": "xterm-256color", "PYTHONIOENCODING": "latin-1"},
+    "dumb": {"TERM": "dumb"},
+}
+
+
+@pytest.mark.parametrize("terminal", list(TERMINALS))
+def test_each_kind_of_terminal_runs_steps_and_quits(tmp_path: Path, terminal: str) -> None:
+    """A real pseudo-terminal per environment: the first screen, a step, ctrl+q, exit 0, no traceback."""
+    import fcntl
+    import os
+    import pty
+    import subprocess
+    import sys
+    import termios
+
+    from test_terminal import drain, read_until
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = {**os.environ, "TUTOR_STATE_DIR": str(tmp_path / "state"), "LANG": "en_US.UTF-8", **TERMINALS[terminal]}
+    if "LC_ALL" not in TERMINALS[terminal]:
+        env.pop("LC_ALL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tutor", "--lang", "en"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+        cwd=tmp_path,
+    )
+    os.close(slave)
+    try:
+        out = read_until(master, b"Lesson 1/")
+        assert b"Lesson 1/" in out, out[-2000:]
+        out += drain(master, 0.5)
+        os.write(master, b"\x1b[B")  # ↓
+        out += read_until(master, b"Step 1/", timeout=10)
+        assert b"Step 1/" in out
+        os.write(master, b"\x11")  # ctrl+q
+        out += read_until(master, b"\x1b[?1049l", timeout=15)  # the alternate screen is left
+        assert process.wait(timeout=15) == 0
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    assert b"Traceback" not in out and b"Error" not in out
+    assert "猫追狗".encode() in out  # UTF-8 on the terminal even where the locale or PYTHONIOENCODING says otherwise
+    saved = json.loads((tmp_path / "state" / "progress.json").read_text(encoding="utf-8"))
+    assert saved["last"]["step"] == "blocks.0.ln1"
+
+
 # -- 6. safety ----------------------------------------------------------------------------------------
 
 
