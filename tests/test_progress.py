@@ -312,3 +312,12 @@ def test_a_record_that_is_not_json_is_a_notice_not_a_crash(path: Path) -> None:
     assert notice is not None and "cannot save progress" in notice
     del progress.exercises["rope"]
     assert store.save(progress) is None  # the next save works again
+
+
+def test_notices_speak_the_learners_language(tmp_path: Path) -> None:
+    path = tmp_path / "progress.json"
+    path.write_text("{", encoding="utf-8")
+    _, notice = ProgressStore(path, lang="zh").load()
+    assert notice is not None and "已另存为" in notice
+    blocked = ProgressStore(path / "not-a-folder" / "progress.json", lang="zh")
+    assert "无法把进度保存到" in (blocked.save(Progress(done=["tokens"])) or "")

@@ -92,6 +92,7 @@ class TutorApp(App[None]):
         self.resume_model = resume_model  # False when the command line named a model: that one wins
         self.content = content or content_dir()
         self.store = store or ProgressStore()
+        self.store.lang = lang
         self.progress, self._progress_notice = self.store.load()
         self.lessons: list[Lesson] = []
         self._save_timer: Timer | None = None
@@ -272,6 +273,7 @@ class TutorApp(App[None]):
 
     def action_toggle_language(self) -> None:
         self.lang = "en" if self.lang == "zh" else "zh"
+        self.store.lang = self.lang
         current = self.main.lesson.id if self.main.lesson else None
         self.lessons = load_lessons(self.lang, self.content)
         self.main.lang = self.lang

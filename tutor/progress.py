@@ -24,7 +24,24 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tutor.i18n import pick
+
 VERSION = 1
+WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+    "kept_aside": (
+        "progress file was unreadable ({problem}); kept it as {aside}, starting afresh",
+        "进度文件无法读取（{problem}）；已另存为 {aside}，从头开始",
+    ),
+    "unreadable": (
+        "progress file {path} is unreadable ({problem}); starting afresh",
+        "进度文件 {path} 无法读取（{problem}）；从头开始",
+    ),
+    "cannot_save": (
+        "cannot save progress to {folder}: {reason}; this session's progress is not kept",
+        "无法把进度保存到 {folder}：{reason}；本次的进度不会被保存",
+    ),
+    "not_json": ("cannot save progress: {error}", "无法保存进度：{error}"),
+}
 LOCK_WAIT = 2.0  # seconds; a writer holds the lock for milliseconds, so this only guards against a stuck one
 
 
@@ -86,8 +103,9 @@ class Progress:
 
 
 class ProgressStore:
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, lang: str = "en") -> None:
         self.path = path or state_dir() / "progress.json"
+        self.lang = lang  # of the notices; the app keeps it in step with its own
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.writable = True
         self._base = Progress()  # what this store last read from or wrote to disk
@@ -118,9 +136,9 @@ class ProgressStore:
         except OSError as error:
             self.writable = False
             reason = error.strerror or str(error)
-            return f"cannot save progress to {self.path.parent}: {reason}; this session's progress is not kept"
+            return pick(WORDS, "cannot_save", self.lang, folder=self.path.parent, reason=reason)
         except (TypeError, ValueError) as error:  # a record that is not JSON: a bug, but not worth the session
-            return f"cannot save progress: {error}"
+            return pick(WORDS, "not_json", self.lang, error=error)
         progress.done[:] = merged.done
         for mine, theirs in ((progress.quiz, merged.quiz), (progress.exercises, merged.exercises)):
             mine.clear()
@@ -153,8 +171,8 @@ class ProgressStore:
         try:
             aside = self._set_aside("corrupt")
         except OSError:
-            return Progress(), f"progress file {self.path} is unreadable ({problem}); starting afresh"
-        return Progress(), f"progress file was unreadable ({problem}); kept it as {aside}, starting afresh"
+            return Progress(), pick(WORDS, "unreadable", self.lang, path=self.path, problem=problem)
+        return Progress(), pick(WORDS, "kept_aside", self.lang, problem=problem, aside=aside)
 
     def _set_aside(self, why: str) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")

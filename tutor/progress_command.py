@@ -57,7 +57,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run_progress(lang: str, *, reset: bool, yes: bool) -> int:
-    store = ProgressStore()
+    store = ProgressStore(lang=lang)
     if reset:
         return run_reset(store, lang, yes=yes)
     existed = store.path.exists()
