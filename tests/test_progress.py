@@ -319,5 +319,6 @@ def test_notices_speak_the_learners_language(tmp_path: Path) -> None:
     path.write_text("{", encoding="utf-8")
     _, notice = ProgressStore(path, lang="zh").load()
     assert notice is not None and "已另存为" in notice
-    blocked = ProgressStore(path / "not-a-folder" / "progress.json", lang="zh")
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    blocked = ProgressStore(tmp_path / "a-file" / "progress.json", lang="zh")
     assert "无法把进度保存到" in (blocked.save(Progress(done=["tokens"])) or "")
