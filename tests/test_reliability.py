@@ -294,6 +294,31 @@ async def test_a_corrupt_progress_file_is_reported_in_the_app_and_kept(tmp_path:
     assert json.loads(path.read_text(encoding="utf-8"))["last"]["step"]  # a fresh file, saved as usual
 
 
+ODD_BUT_VALID = {
+    "version": 1,
+    "done": ["no-such-lesson", "using-tutor"],
+    "quiz": {"tokens": "not a record", "layernorm": {"score": "three"}},
+    "exercises": {"rope": 3, "layer_norm": {"passed": "yes", "tries": "many"}},
+    "last": {"lesson": 5, "step": ["x"], "prompt": 12, "model": "/etc/passwd", "lang": "xx"},
+}
+
+
+async def test_odd_values_in_a_valid_progress_file_do_not_break_the_app_or_tutor_progress(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "progress.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(ODD_BUT_VALID), encoding="utf-8")
+    app = make_app(ProgressStore(path), None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "f2")
+        await settle(pilot)
+        await pilot.press("escape")
+        assert app.main.trace is not None and app.main.gpt.name == "tiny"
+    result = run_tutor("progress", "--lang", "en", cwd=tmp_path, env={"TUTOR_STATE_DIR": str(path.parent)})
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "Lessons: 1 of" in result.stdout and "no-such-lesson" in result.stdout
+
+
 async def test_a_state_folder_that_cannot_be_written_is_said_and_the_app_runs(tmp_path: Path) -> None:
     blocker = tmp_path / "home-is-a-file"
     blocker.write_text("", encoding="utf-8")
