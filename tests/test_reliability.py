@@ -160,6 +160,26 @@ async def test_the_prompt_takes_any_paste_and_says_when_it_is_cut(tmp_path: Path
         assert "only the last 64 tokens are used (9936 dropped)" in strip
 
 
+async def test_a_model_that_raises_is_a_notice_and_the_app_goes_on(tmp_path: Path, monkeypatch) -> None:
+    app = make_app(ProgressStore(tmp_path / "progress.json"))
+    real_run = app.main.gpt.run
+
+    def run(prompt, stop=None):
+        if "boom" in prompt:
+            raise RuntimeError("a bug in a model")
+        return real_run(prompt, stop=stop)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(app.main.gpt, "run", run)
+        await pilot.press("ctrl+u", *"boom")
+        await settle(pilot)
+        assert any("RuntimeError: a bug in a model" in notice for notice in notices(app))
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        assert app.main.trace.pieces == list("猫追狗")
+
+
 # -- 2. broken files ----------------------------------------------------------------------------------
 
 
