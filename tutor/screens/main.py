@@ -147,6 +147,8 @@ class MainScreen(Screen[None]):
 
     @on(Input.Changed, "#prompt")
     def prompt_changed(self, event: Input.Changed) -> None:
+        # kept now, not when the model is done: a line that drops (or a busy machine) must not lose what was typed
+        self.app.remember(prompt=event.value)  # type: ignore[attr-defined]
         self.run_model(event.value, self.gpt)
 
     def set_prompt(self, text: str) -> None:
