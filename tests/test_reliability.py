@@ -141,7 +141,7 @@ async def test_the_prompt_takes_any_paste_and_says_when_it_is_cut(tmp_path: Path
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         prompt = app.main.query_one("#prompt", Input)
-        for text in [*NASTY, *(random.Random(n).choice(NASTY) * 3 for n in range(3))]:
+        for text in NASTY:
             await pilot.press("ctrl+u")
             prompt.post_message(events.Paste(text))
             await settle(pilot)
@@ -362,7 +362,7 @@ async def test_a_storm_of_resizes(tmp_path: Path) -> None:
 
     rng = random.Random(4)
     sizes = [(10, 4), (300, 100), (MIN_WIDTH - 1, MIN_HEIGHT), (MIN_WIDTH, MIN_HEIGHT), (80, 24)]
-    sizes += [(rng.randint(10, 300), rng.randint(4, 100)) for _ in range(14)]
+    sizes += [(rng.randint(10, 300), rng.randint(4, 100)) for _ in range(10)]
     app = make_app(ProgressStore(tmp_path / "progress.json"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
