@@ -216,10 +216,10 @@ def record_result(exercises: dict[str, Any], name: str, passed: bool) -> dict[st
     return record
 
 
-def status_mark(record: Any) -> str:
-    """✓ passed, ✗ tried and not passed yet, · not tried."""
+def status_mark(record: Any, untried: str = "·") -> str:
+    """✓ passed, ✗ tried and not passed yet, `untried` (·) not tried."""
     if not isinstance(record, dict) or not record.get("tries"):
-        return "·"
+        return untried
     return "✓" if record.get("passed") else "✗"
 
 

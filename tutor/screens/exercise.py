@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from tutor.exercises import EXERCISES, record_result, reference_source, status_mark
+from tutor.exercises import EXERCISES, record_result, reference_source
 from tutor.exercises.check import CheckResult, check_exercise
 from tutor.exercises.workspace import exercise_path, workspace_dir, write_workspace
 from tutor.i18n import pick
@@ -26,19 +26,20 @@ POLL_SECONDS = 0.5  # how often the file's mtime is looked at: no file-watching 
 
 WORDS: dict[str, tuple[str, str]] = {
     "title": ("Exercise: {title}", "编程练习：{title}"),
-    "task": ("Task", "任务"),
-    "file": ("Edit", "编辑"),
+    "task": ("Task: ", "任务："),
+    "file": ("Edit: ", "编辑："),
     "file_note": (
         "in your editor (another terminal or tmux pane); every save is checked again here",
         "用你的编辑器打开（另一个终端或 tmux 窗格）；每次保存都会在这里重新检查",
     ),
-    "status": ("Status", "状态"),
+    "status": ("Status: ", "状态："),
     "checking": ("checking …", "正在检查 …"),
     "not_checked": ("not checked yet", "尚未检查"),
-    "tries": ("{mark} {n} checks so far, last at {at}", "{mark} 已检查 {n} 次，最近一次 {at}"),
-    "printed": ("Your code printed", "你的代码输出了"),
-    "hint": ("Hint", "提示"),
-    "solution": ("Reference solution: model/'s own code", "参考答案：model/ 自己的代码"),
+    "tries": ("checked {n}×, last at {at}", "已检查 {n} 次，最近一次 {at}"),
+    "unlocked": ("passed before: s shows the reference solution", "曾经通过：按 s 查看参考答案"),
+    "printed": ("Your code printed:", "你的代码输出了："),
+    "hint": ("Hint: ", "提示："),
+    "solution": ("Reference solution, model/'s own code:", "参考答案，即 model/ 自己的代码："),
     "locked": (
         "The reference solution opens once your version passes.",
         "你的版本通过检查之后才能看参考答案。",
@@ -96,9 +97,9 @@ class ExerciseScreen(Screen[None]):
 
     def on_mount(self) -> None:
         task = Text()
-        task.append(self.words("task") + ": ", style="bold")
+        task.append(self.words("task"), style="bold")
         task.append(self.exercise.task(self.lang) + "\n")
-        task.append(self.words("file") + ": ", style="bold")
+        task.append(self.words("file"), style="bold")
         task.append(str(self.path), style="underline")
         task.append("\n" + self.words("file_note"), style="dim")
         self.query_one("#exercise-task", Static).update(task)
@@ -154,7 +155,7 @@ class ExerciseScreen(Screen[None]):
 
     def show_status(self, result: CheckResult | None, checking: bool = False) -> None:
         status = Text()
-        status.append(self.words("status") + ": ", style="bold")
+        status.append(self.words("status"), style="bold")
         if checking:
             status.append(self.words("checking"), style="italic")
         elif result is None:
@@ -164,12 +165,14 @@ class ExerciseScreen(Screen[None]):
         record = self.record()
         if record and record.get("tries"):
             at = str(record.get("at", "")).replace("T", " ")
-            status.append("\n" + self.words("tries", mark=status_mark(record), n=record["tries"], at=at), style="dim")
+            status.append("\n" + self.words("tries", n=record["tries"], at=at), style="dim")
+            if record.get("passed"):
+                status.append(" · " + self.words("unlocked"), style="dim")
         self.query_one("#exercise-status", Static).update(status)
         output = result.output if result is not None and not result.passed else ""
         printed = Text()
         if output:
-            printed.append(self.words("printed") + ":\n", style="bold")
+            printed.append(self.words("printed") + "\n", style="bold")
             printed.append("\n".join(line[:200] for line in output.splitlines()[-10:]))
         self.query_one("#exercise-output", Static).update(printed)
 
@@ -177,7 +180,7 @@ class ExerciseScreen(Screen[None]):
 
     def action_hint(self) -> None:
         hint = Text()
-        hint.append(self.words("hint") + ": ", style="bold")
+        hint.append(self.words("hint"), style="bold")
         hint.append(self.exercise.hint(self.lang))
         self.query_one("#exercise-extra", Static).update(hint)
 
@@ -186,7 +189,7 @@ class ExerciseScreen(Screen[None]):
         if not (record and record.get("passed")):
             self.notify(self.words("locked"), severity="warning")
             return
-        title = Text(self.words("solution") + ":\n", style="bold")
+        title = Text(self.words("solution") + "\n", style="bold")
         code = Syntax(reference_source(self.exercise), "python", theme="ansi_dark", background_color="default")
         self.query_one("#exercise-extra", Static).update(Group(title, code))
         self.query_one(VerticalScroll).scroll_end(animate=False)
