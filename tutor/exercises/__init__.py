@@ -176,9 +176,11 @@ EXERCISES: dict[str, Exercise] = {
             task_zh="为每个头计算注意力：分数 q·kᵀ/√d_head，对角线以上设为 −∞（不能偷看后面的词元），"
             "每行做 softmax，再对 v 加权求和。",
             hint_en="k.transpose(0, 2, 1) turns k into [head, d_head, pos]; np.tri(n, n, dtype=bool) is True "
-            "where j ≤ i; np.where(mask, scores, -np.inf) masks; subtract the row max before np.exp.",
+            "where j ≤ i; np.where(mask, scores, -np.inf) masks; subtract the row max before np.exp. Divide by "
+            "d_head ** 0.5, not np.sqrt(d_head): that is a float64 scalar and would make the result float64.",
             hint_zh="k.transpose(0, 2, 1) 把 k 变成 [head, d_head, pos]；np.tri(n, n, dtype=bool) 在 j ≤ i 处为 True；"
-            "用 np.where(mask, scores, -np.inf) 做掩码；np.exp 之前先减去每行的最大值。",
+            "用 np.where(mask, scores, -np.inf) 做掩码；np.exp 之前先减去每行的最大值。除以 d_head ** 0.5，"
+            "不要用 np.sqrt(d_head)：它是 float64 标量，会让结果变成 float64。",
             code=CAUSAL_ATTENTION,
             reference=("model.attention:softmax", "model.attention:causal_mask", "model.attention:attention"),
         ),

@@ -18,12 +18,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from tutor.exercises import EXERCISES
 from tutor.i18n import pick
 
-TIME_LIMIT = 10.0  # seconds per check: Python and NumPy start in well under one
+TIME_LIMIT = 10.0  # seconds for the learner's code, counted once the checker has started
+START_LIMIT = 60.0  # seconds for Python, NumPy and the model to start: generous, a lab machine may be busy
 OUTPUT_LIMIT = 64 * 1024  # bytes of print() output before the check is stopped
 MEMORY_LIMIT_MB = 1024  # address space: NumPy and the shipped model need a few hundred MB
 
@@ -53,10 +54,10 @@ WORDS: dict[str, tuple[str, str]] = {
     "not_array": ("✗ {case}: returned {type}, expected a NumPy array", "✗ {case}：返回了 {type}，应返回 NumPy 数组"),
     "shape": ("✗ {case}: shape {got}, expected {expected}", "✗ {case}：形状是 {got}，应为 {expected}"),
     "dtype": (
-        "✗ {case}: dtype {got}, expected float32 (a float64 constant or array promotes the result; "
-        ".astype(np.float32) at the end)",
-        "✗ {case}：dtype 是 {got}，应为 float32（float64 的常量或数组会把结果提升为 float64；"
-        "最后用 .astype(np.float32)）",
+        "✗ {case}: dtype {got}, expected float32 (in NumPy 2 a float64 scalar such as np.sqrt(d) or a float64 "
+        "array turns float32 into float64: use d ** 0.5 or math.sqrt(d), or .astype(np.float32) at the end)",
+        "✗ {case}：dtype 是 {got}，应为 float32（在 NumPy 2 中，np.sqrt(d) 这样的 float64 标量或 float64 数组"
+        "会把 float32 提升为 float64：改用 d ** 0.5 或 math.sqrt(d)，或最后 .astype(np.float32)）",
     ),
     "not_finite": (
         "✗ {case}: {value} at index {index} (expected {expected})",
@@ -170,6 +171,8 @@ def check_exercise(
             str(seconds),
             str(memory_mb),
         ]
+        ready_read, ready_write = os.pipe()  # the child says "ready" here once its own start-up is done
+        command.append(str(ready_write))
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         try:
             process = subprocess.Popen(
@@ -180,10 +183,15 @@ def check_exercise(
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,  # its own process group: a kill takes anything it started too
+                pass_fds=(ready_write,),
             )
         except OSError as error:
+            os.close(ready_read)
             return CheckResult(name, False, "cannot_start", {"error": error.strerror or str(error)})
-        outcome, output = _wait(process, seconds, output_limit, stop)
+        finally:
+            os.close(ready_write)
+        with os.fdopen(ready_read, "rb", buffering=0) as ready:
+            outcome, output = _wait(process, ready, seconds, output_limit, stop)
         text = output.decode("utf-8", errors="replace")
         tail = "\n".join(text.rstrip().splitlines()[-20:])
         if outcome == "timeout":
@@ -209,20 +217,27 @@ def check_exercise(
 
 
 def _wait(
-    process: subprocess.Popen[bytes], seconds: float, output_limit: int, stop: Callable[[], bool] | None
+    process: subprocess.Popen[bytes],
+    ready: BinaryIO,
+    seconds: float,
+    output_limit: int,
+    stop: Callable[[], bool] | None,
 ) -> tuple[str, bytes]:
-    """Read the child's output until it exits: "done", or "timeout" / "output" / "stopped" after killing it."""
+    """Read the child's output until it exits: "done", or "timeout" / "output" / "stopped" after killing it.
+
+    The clock gives START_LIMIT until the child says it is ready, then `seconds` for the learner's code.
+    """
     assert process.stdout is not None
     output = bytearray()
-    deadline = time.monotonic() + seconds
+    clock = Clock(time.monotonic() + START_LIMIT, seconds)
     try:
-        outcome = _read_until_exit(process, output, deadline, output_limit, stop)
+        outcome = _read_until_exit(process, ready, output, clock, output_limit, stop)
     except BaseException:  # Ctrl-C in `--watch`: the child is in its own session and would go on
         _kill(process)
         raise
     if outcome == "done":
         try:
-            process.wait(max(0.1, deadline - time.monotonic()))
+            process.wait(max(0.1, clock.deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             outcome = "timeout"
     if outcome != "done":
@@ -237,10 +252,17 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
+@dataclass
+class Clock:
+    deadline: float  # time.monotonic() by which the child must be done (or, before it is ready, ready)
+    seconds: float  # the learner's time, which starts when the child is ready
+
+
 def _read_until_exit(
     process: subprocess.Popen[bytes],
+    ready: BinaryIO,
     output: bytearray,
-    deadline: float,
+    clock: Clock,
     output_limit: int,
     stop: Callable[[], bool] | None,
 ) -> str:
@@ -248,15 +270,21 @@ def _read_until_exit(
     outcome = "done"
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(ready, selectors.EVENT_READ)
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = clock.deadline - time.monotonic()
             if remaining <= 0:
                 outcome = "timeout"
                 break
             if stop is not None and stop():
                 outcome = "stopped"
                 break
-            if not selector.select(min(remaining, 0.1)):
+            events = selector.select(min(remaining, 0.1))
+            if any(key.fileobj is ready for key, _ in events):
+                selector.unregister(ready)  # ready (or gone): from now on the learner's code runs
+                os.read(ready.fileno(), 16)
+                clock.deadline = time.monotonic() + clock.seconds
+            if not any(key.fileobj is process.stdout for key, _ in events):
                 continue
             chunk = os.read(process.stdout.fileno(), 65536)
             if not chunk:  # end of output: the child has exited or closed it

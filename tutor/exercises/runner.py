@@ -1,15 +1,21 @@
-"""The checker's subprocess: `python -I -m tutor.exercises.runner NAME FILE RESULT_JSON SECONDS MEMORY_MB`.
+"""The checker's subprocess:
 
-Loads the learner's file, runs their function on the reference cases and inside the live model, and
-writes one JSON verdict to RESULT_JSON. Knows no language: the parent (tutor.exercises.check) words it.
-The parent also enforces the time limit and the output cap; this process limits its own memory and CPU.
+    python -I -m tutor.exercises.runner NAME FILE RESULT_JSON SECONDS MEMORY_MB READY_FD
+
+Prepares the cases and the live model, then writes one byte to READY_FD: the parent's clock for the
+learner's code starts there, so a slow start on a busy machine is not held against them. Then loads the
+learner's file, runs their function on the reference cases and inside the live model, and writes one
+JSON verdict to RESULT_JSON. Knows no language: the parent (tutor.exercises.check) words it. The parent
+enforces the time limit and the output cap; this process limits its own memory and CPU time.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +24,14 @@ LIVE_RTOL, LIVE_ATOL = 1e-3, 1e-3  # four layers of float32 rounding, in another
 
 
 def limit_resources(seconds: float, memory_mb: int) -> None:
-    """Memory and CPU limits on this process, where the platform has them (the parent also times us)."""
+    """Memory and CPU limits on this process from now on, where the platform has them (the parent times us too)."""
     try:
         import resource
     except ImportError:  # Windows
         return
-    for limit, value in ((resource.RLIMIT_AS, memory_mb * 2**20), (resource.RLIMIT_CPU, int(seconds) + 2)):
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = int(used.ru_utime + used.ru_stime + seconds) + 2
+    for limit, value in ((resource.RLIMIT_AS, memory_mb * 2**20), (resource.RLIMIT_CPU, cpu)):
         try:
             _, hard = resource.getrlimit(limit)
             resource.setrlimit(limit, (value if hard == resource.RLIM_INFINITY else min(value, hard), hard))
@@ -69,7 +77,7 @@ def first_problem(expected: Any, got: Any, rtol: float = RTOL, atol: float = ATO
     return None
 
 
-def check(name: str, path: str) -> dict[str, Any]:
+def check(name: str, path: str, ready: Callable[[], None]) -> dict[str, Any]:
     import numpy as np
 
     import model
@@ -81,6 +89,7 @@ def check(name: str, path: str) -> dict[str, Any]:
     live_gpt = model.load(exercise.live_model)
     ids = np.asarray(live_gpt.tokenizer.encode(LIVE_PROMPT), dtype=np.intp)
     live_expected = live_gpt.forward(ids)
+    ready()
 
     try:
         source = Path(path).read_text(encoding="utf-8")
@@ -128,9 +137,14 @@ def check(name: str, path: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    name, path, result_path, seconds, memory_mb = argv
-    limit_resources(float(seconds), int(memory_mb))
-    result = check(name, str(Path(path).resolve()))
+    name, path, result_path, seconds, memory_mb, ready_fd = argv
+
+    def ready() -> None:
+        limit_resources(float(seconds), int(memory_mb))
+        os.write(int(ready_fd), b"r")
+        os.close(int(ready_fd))
+
+    result = check(name, str(Path(path).resolve()), ready)
     Path(result_path).write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
     return 0
 

@@ -191,8 +191,9 @@ class ExerciseScreen(Screen[None]):
             return
         title = Text(self.words("solution") + "\n", style="bold")
         code = Syntax(reference_source(self.exercise), "python", theme="ansi_dark", background_color="default")
-        self.query_one("#exercise-extra", Static).update(Group(title, code))
-        self.query_one(VerticalScroll).scroll_end(animate=False)
+        extra = self.query_one("#exercise-extra", Static)
+        extra.update(Group(title, code))
+        self.call_after_refresh(extra.scroll_visible, top=True, animate=False)  # once it has its new height
 
     def action_back(self) -> None:
         self.dismiss(None)
