@@ -144,17 +144,19 @@ def _print_list(folder: Path, lang: str) -> None:
     print(pick(WORDS, "legend", lang))
 
 
-def _check_and_report(folder: Path, name: str, lang: str) -> bool:
-    """Check one exercise, print ✓/✗ with the reason, and keep the result in the learner's progress."""
+def _check_and_report(folder: Path, name: str, lang: str, stamp: bool = False) -> bool:
+    """Check one exercise, print ✓/✗ with the reason (after the time, when watching), and keep the result."""
     from tutor.exercises import record_result
     from tutor.exercises.check import check_exercise
     from tutor.exercises.workspace import exercise_path
 
     result = check_exercise(name, exercise_path(folder, name))
-    print(f"{name}: {result.describe(lang)}", flush=True)
+    when = time.strftime("%H:%M:%S ") if stamp else ""
+    print(f"{when}{name}: {result.describe(lang)}", flush=True)
     if result.output and not result.passed:
         print(pick(WORDS, "printed", lang))
-        print("\n".join("  | " + line for line in result.output.splitlines()[-10:]))
+        for line in result.output.splitlines()[-10:]:
+            print("  | " + (line if len(line) <= 160 else line[:160] + " …"))
     if result.key not in ("no_file", "stopped"):
         store, progress = _load_progress(lang)
         record_result(progress.exercises, name, result.passed)
@@ -218,7 +220,7 @@ def _watch(folder: Path, names: list[str], lang: str) -> int:
                 now = stamp(name)
                 if name not in seen or now != seen[name]:
                     seen[name] = now
-                    _check_and_report(folder, name, lang)
+                    _check_and_report(folder, name, lang, stamp=True)
             time.sleep(POLL_SECONDS)
     except KeyboardInterrupt:
         print("\n" + pick(WORDS, "bye", lang))

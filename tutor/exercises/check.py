@@ -111,6 +111,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "cannot_start": ("✗ cannot start Python to check the file: {error}", "✗ 无法启动 Python 来检查文件：{error}"),
     "stopped": ("check stopped", "检查已停止"),
     "where": (", line {line}", "，第 {line} 行"),
+    "case": ("case “{label}”", "用例“{label}”"),
 }
 
 
@@ -132,7 +133,8 @@ class CheckResult:
         if self.case is not None:
             from tutor.exercises.cases import WORDS as CASE_WORDS
 
-            values["case"] = pick(CASE_WORDS, self.case["key"], lang, **self.case.get("values", {}))
+            label = pick(CASE_WORDS, self.case["key"], lang, **self.case.get("values", {}))
+            values["case"] = pick(WORDS, "case", lang, label=label)
         return pick(WORDS, self.key, lang, **values).rstrip()
 
 

@@ -173,7 +173,9 @@ class ExerciseScreen(Screen[None]):
         printed = Text()
         if output:
             printed.append(self.words("printed") + "\n", style="bold")
-            printed.append("\n".join(line[:200] for line in output.splitlines()[-10:]))
+            printed.append(
+                "\n".join(line if len(line) <= 160 else line[:160] + " …" for line in output.splitlines()[-10:])
+            )
         self.query_one("#exercise-output", Static).update(printed)
 
     # -- hint and solution ---------------------------------------------------------------------------
