@@ -37,7 +37,7 @@ SOLUTIONS = {
     pe[:, 1::2] = np.cos(angle[:, : d // 2])
     return pe.astype(np.float32)
 """,
-    "pre_norm_block": """
+    "residual_block": """
     h = x + attn(ln1(x))
     return h + mlp(ln2(h))
 """,
@@ -57,7 +57,7 @@ SOLUTIONS = {
 """,
 }
 
-REQUIRED = ("layer_norm", "sinusoidal_positions", "pre_norm_block", "causal_attention", "rope")
+REQUIRED = ("layer_norm", "sinusoidal_positions", "residual_block", "causal_attention", "rope")
 
 
 def solve(folder: Path, name: str, body: str | None = None) -> Path:
@@ -150,8 +150,8 @@ def test_the_todo_fails_and_a_correct_solution_passes(tmp_path: Path, name: str)
 @pytest.mark.parametrize(
     ("name", "body", "key"),
     [
-        ("pre_norm_block", "    return x + attn(ln1(x)) + mlp(ln2(x))", "mismatch"),  # parallel, not sequential
-        ("pre_norm_block", "    h = ln1(x + attn(x))\n    return ln2(h + mlp(h))", "mismatch"),  # post-norm
+        ("residual_block", "    return x + attn(ln1(x)) + mlp(ln2(x))", "mismatch"),  # parallel, not sequential
+        ("residual_block", "    h = ln1(x + attn(x))\n    return ln2(h + mlp(h))", "mismatch"),  # post-norm
         (
             "causal_attention",
             "    s = q @ k.transpose(0, 2, 1) / q.shape[-1] ** 0.5\n"

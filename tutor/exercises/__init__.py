@@ -67,7 +67,7 @@ def sinusoidal_positions(n_ctx: int, d: int, base: float = 10000.0) -> np.ndarra
 '''
 
 PRE_NORM_BLOCK = '''
-def pre_norm_block(
+def residual_block(
     x: np.ndarray,
     ln1: Callable[[np.ndarray], np.ndarray],
     attn: Callable[[np.ndarray], np.ndarray],
@@ -151,10 +151,10 @@ EXERCISES: dict[str, Exercise] = {
             reference=("model.positions:sinusoidal_positions",),
         ),
         Exercise(
-            name="pre_norm_block",
+            name="residual_block",
             title_en="A pre-norm block's residual wiring",
             title_zh="Pre-norm 块的残差连接",
-            function="pre_norm_block",
+            function="residual_block",
             task_en="Wire one transformer block the pre-norm way: each sublayer reads a LayerNorm'd copy of "
             "the stream and adds its output back: x + attn(ln1(x)), then + mlp(ln2(·)).",
             task_zh="按 pre-norm 的方式连接一个 Transformer 块：每个子层读取残差流经过 LayerNorm 的副本，"

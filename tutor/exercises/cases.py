@@ -155,7 +155,7 @@ def _rope_cases(rng: np.random.Generator) -> list[Case]:
 CASES: dict[str, Callable[[np.random.Generator], list[Case]]] = {
     "layer_norm": _layer_norm_cases,
     "sinusoidal_positions": _sinusoidal_cases,
-    "pre_norm_block": _block_cases,
+    "residual_block": _block_cases,
     "causal_attention": _attention_cases,
     "rope": _rope_cases,
 }
@@ -192,7 +192,7 @@ def swapped_in(name: str, learner: Callable[..., np.ndarray], gpt: GPT) -> Itera
     elif name == "rope":
         with mock.patch.object(ATTENTION_MODULE, "rope", learner):
             yield gpt
-    elif name == "pre_norm_block":
+    elif name == "residual_block":
         copy = GPT(gpt.config, gpt.params, gpt.tokenizer, gpt.name, gpt.trained)
 
         def learner_block(i: int, x: np.ndarray, rope_pe: np.ndarray | None, cache: Any, hook: Hook) -> np.ndarray:
