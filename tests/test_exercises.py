@@ -263,6 +263,7 @@ def test_cli_reset_asks_first(tmp_path: Path, env: dict[str, str]) -> None:
     [
         (("exercises", "check", "nothing"), "unknown exercise"),
         (("exercises", "hint"), "needs an exercise name"),
+        (("exercises", "grade"), "unknown action"),
         (("exercises", "--reset", "nothing", "--yes"), "unknown exercise"),
     ],
 )
@@ -335,7 +336,7 @@ def test_cli_watch_checks_again_on_save_and_leaves_on_ctrl_c(tmp_path: Path, env
     folder = Path(env["TUTOR_EXERCISES_DIR"])
     run_tutor("exercises", cwd=tmp_path, env=env)
     watcher = subprocess.Popen(
-        [sys.executable, "-m", "tutor", "exercises", "check", "layer_norm", "--watch"],
+        [sys.executable, "-m", "tutor", "exercises", "--watch", "layer_norm"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

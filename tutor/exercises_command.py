@@ -29,6 +29,10 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "tries": ("{n} tries", "尝试 {n} 次"),
     "unknown": ("unknown exercise {name!r} (known: {known})", "没有名为 {name!r} 的练习（已有：{known}）"),
+    "unknown_action": (
+        "unknown action {action!r}: use {known}, or an exercise's name",
+        "没有 {action!r} 这个操作：请用 {known}，或某个练习的名称",
+    ),
     "needs_name": ("`tutor exercises {action}` needs an exercise name", "`tutor exercises {action}` 需要练习名称"),
     "cannot_write": ("cannot write the exercise folder {path}: {error}", "无法写入练习文件夹 {path}：{error}"),
     "hint": ("Hint for {name}:", "{name} 的提示："),
@@ -64,7 +68,10 @@ def register(commands: Any) -> None:
         "`hint NAME`; `solution NAME` once NAME passes; --watch re-checks on every save.",
     )
     parser.add_argument(
-        "action", nargs="?", choices=ACTIONS, metavar="ACTION", help="list (default), check, hint, solution"
+        "action",
+        nargs="?",
+        metavar="ACTION",
+        help="list (default), check, hint or solution; a bare exercise name checks that one",
     )
     parser.add_argument("name", nargs="?", metavar="NAME", help="an exercise (check: default all)")
     parser.add_argument(
@@ -88,6 +95,10 @@ def run_exercises(args: argparse.Namespace, lang: str) -> int:
     from tutor.exercises.workspace import workspace_dir, write_workspace
 
     names = list(EXERCISES)
+    if args.action in EXERCISES and args.name is None:  # `tutor exercises rope`, `tutor exercises --watch rope`
+        args.action, args.name = "check", args.action
+    if args.action is not None and args.action not in ACTIONS:
+        return fail(pick(WORDS, "unknown_action", lang, action=args.action, known=", ".join(ACTIONS)))
     for name in (args.name, args.reset):
         if name is not None and name not in EXERCISES:
             return fail(pick(WORDS, "unknown", lang, name=name, known=", ".join(names)))
