@@ -237,18 +237,26 @@ def _wait(
     except BaseException:  # Ctrl-C in `--watch`: the child is in its own session and would go on
         _kill(process)
         raise
-    if outcome == "done":
-        try:
-            process.wait(max(0.1, clock.deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+    while outcome == "done" and not _has_exited(process):  # output closed: the exit follows at once
+        if time.monotonic() > clock.deadline:
             outcome = "timeout"
-    if outcome != "done":
-        _kill(process)
+        time.sleep(0.01)
+    _kill(process)  # after "done" too: whatever the learner's code started goes with it
     process.stdout.close()
     return outcome, bytes(output)
 
 
+def _has_exited(process: subprocess.Popen[bytes]) -> bool:
+    """Whether the child has exited, without reaping it: until it is reaped its process group id
+    cannot be taken by another process, so `_kill` can never hit a stranger."""
+    try:
+        return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
 def _kill(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's whole process group (it and anything it started), then reap the child."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
@@ -287,6 +295,8 @@ def _read_until_exit(
                 os.read(ready.fileno(), 16)
                 clock.deadline = time.monotonic() + clock.seconds
             if not any(key.fileobj is process.stdout for key, _ in events):
+                if not events and _has_exited(process):  # something it started still holds the pipe
+                    break
                 continue
             chunk = os.read(process.stdout.fileno(), 65536)
             if not chunk:  # end of output: the child has exited or closed it
