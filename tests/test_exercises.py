@@ -194,6 +194,29 @@ def test_changing_an_input_in_place_is_reported(tmp_path: Path) -> None:
     assert result.key == "changed_input", result.describe("en")
 
 
+def test_a_process_the_learner_starts_neither_holds_up_the_verdict_nor_outlives_it(tmp_path: Path) -> None:
+    write_workspace(tmp_path, "en")
+    pid_file = tmp_path / "sleeper.pid"
+    sleeper = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    spawn = f"    import subprocess, sys\n    subprocess.Popen([sys.executable, '-c', {sleeper!r}])\n"
+    result = check_exercise("layer_norm", solve(tmp_path, "layer_norm", spawn + SOLUTIONS["layer_norm"]), seconds=20)
+    assert result.passed, result.describe("en")  # not a time-out: the sleeper keeps the output pipe open
+    for _ in range(100):  # killed with the checker's process group (a zombie for a moment, at most)
+        if pid_file.exists() and not alive(int(pid_file.read_text(encoding="utf-8"))):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the learner's sleeper outlived the check")
+
+
+def alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
 def test_a_missing_file_and_a_missing_function(tmp_path: Path) -> None:
     assert check_exercise("rope", tmp_path / "nowhere.py").key == "no_file"
     (tmp_path / "rope.py").write_text("import numpy as np\n", encoding="utf-8")
