@@ -218,6 +218,12 @@ def check_exercise(
     return CheckResult(name, bool(verdict.get("passed")), verdict["key"], values, verdict.get("case"), tail)
 
 
+@dataclass
+class Clock:
+    deadline: float  # time.monotonic() by which the child must be done (or, before it is ready, ready)
+    seconds: float  # the learner's time, which starts when the child is ready
+
+
 def _wait(
     process: subprocess.Popen[bytes],
     ready: BinaryIO,
@@ -249,6 +255,8 @@ def _wait(
 def _has_exited(process: subprocess.Popen[bytes]) -> bool:
     """Whether the child has exited, without reaping it: until it is reaped its process group id
     cannot be taken by another process, so `_kill` can never hit a stranger."""
+    if not hasattr(os, "waitid"):  # not every Unix has it; poll() reaps, which is the next best
+        return process.poll() is not None
     try:
         return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:
@@ -260,12 +268,6 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-
-
-@dataclass
-class Clock:
-    deadline: float  # time.monotonic() by which the child must be done (or, before it is ready, ready)
-    seconds: float  # the learner's time, which starts when the child is ready
 
 
 def _read_until_exit(
