@@ -75,6 +75,7 @@ class ExerciseScreen(Screen[None]):
         self.path = exercise_path(self.folder, name)
         self.stamp: tuple[int, int] | None = None
         self.result: CheckResult | None = None
+        # BINDINGS are per class; these carry the learner's language into the footer, so bind them per screen
         for keys, action, label, display in (
             ("escape", "back", "key_back", "Esc"),
             ("r", "check", "key_check", None),
