@@ -47,6 +47,12 @@ WORDS: dict[str, tuple[str, str]] = {  # the cases' names, as the reports show t
     "rope_zero": ("position 0 only: θ = 0 turns nothing", "只有位置 0：θ = 0，不旋转"),
     "rope_later": ("positions {first}–{last}: the angles of later positions", "位置 {first}–{last}：后面位置的角度"),
     "rope_pair": ("d_head = 2: one pair", "d_head = 2：只有一对"),
+    # the axes of an index into a result, to say where a mismatch is
+    "axis_batch": ("batch {i}", "批 {i}"),
+    "axis_token": ("token {i}", "词元 {i}"),
+    "axis_position": ("position {i}", "位置 {i}"),
+    "axis_head": ("head {i}", "头 {i}"),
+    "axis_dim": ("dim {i}", "维 {i}"),
 }
 
 
@@ -56,6 +62,7 @@ class Case:
     args: tuple[Any, ...]
     expected: np.ndarray
     values: dict[str, Any] = field(default_factory=dict)  # to fill in the name
+    axes: tuple[str, ...] = ()  # WORDS keys naming the result's axes, one per dimension
 
 
 def _normal(rng: np.random.Generator, *shape: int, scale: float = 1.0, shift: float = 0.0) -> np.ndarray:
@@ -66,7 +73,8 @@ def _layer_norm_cases(rng: np.random.Generator) -> list[Case]:
     def case(key: str, x: np.ndarray, eps: float = 1e-5, **values: Any) -> Case:
         d = x.shape[-1]
         gamma, beta = _normal(rng, d, scale=0.5, shift=1.0), _normal(rng, d, scale=0.5)
-        return Case(key, (x, gamma, beta, eps), layer_norm(x, gamma, beta, eps), values)
+        axes = ("axis_batch", "axis_token", "axis_dim")[3 - x.ndim :]
+        return Case(key, (x, gamma, beta, eps), layer_norm(x, gamma, beta, eps), values, axes)
 
     return [
         case("tokens", _normal(rng, 4, 8, scale=3.0, shift=1.0), n=4, d=8),
@@ -80,7 +88,8 @@ def _layer_norm_cases(rng: np.random.Generator) -> list[Case]:
 
 def _sinusoidal_cases(rng: np.random.Generator) -> list[Case]:
     def case(key: str, n_ctx: int, d: int, base: float = 10000.0) -> Case:
-        return Case(key, (n_ctx, d, base), sinusoidal_positions(n_ctx, d, base), {"n": n_ctx, "d": d, "base": base})
+        values = {"n": n_ctx, "d": d, "base": base}
+        return Case(key, (n_ctx, d, base), sinusoidal_positions(n_ctx, d, base), values, ("axis_position", "axis_dim"))
 
     return [
         case("table", 8, 16),
@@ -120,7 +129,7 @@ def _block_cases(rng: np.random.Generator) -> list[Case]:
     def case(key: str, block: int, n: int) -> Case:
         x = _normal(rng, n, d)
         expected = gpt.block(block, x, None, None, no_hook)
-        return Case(key, (x, *block_parts(gpt, block)), expected, {"block": block, "n": n})
+        return Case(key, (x, *block_parts(gpt, block)), expected, {"block": block, "n": n}, ("axis_token", "axis_dim"))
 
     return [case("block", 0, 5), case("block", 3, 7), case("block_one", 1, 1)]
 
@@ -128,7 +137,8 @@ def _block_cases(rng: np.random.Generator) -> list[Case]:
 def _attention_cases(rng: np.random.Generator) -> list[Case]:
     def case(key: str, h: int, n: int, d: int, scale: float = 1.0, **values: Any) -> Case:
         q, k, v = (_normal(rng, h, n, d, scale=scale) for _ in range(3))
-        return Case(key, (q, k, v), ATTENTION_MODULE.attention(q, k, v, causal=True), {"h": h, "n": n, "d": d})
+        expected = ATTENTION_MODULE.attention(q, k, v, causal=True)
+        return Case(key, (q, k, v), expected, {"h": h, "n": n, "d": d}, ("axis_head", "axis_token", "axis_dim"))
 
     return [
         case("heads", 4, 5, 16),
@@ -142,7 +152,8 @@ def _rope_cases(rng: np.random.Generator) -> list[Case]:
     def case(key: str, first: int, n: int, h: int, d: int) -> Case:
         x = _normal(rng, n, h, d)
         pe = sinusoidal_positions(first + n, d)[first:]
-        return Case(key, (x, pe), rope(x, pe), {"first": first, "last": first + n - 1, "h": h, "d": d})
+        values = {"first": first, "last": first + n - 1, "h": h, "d": d}
+        return Case(key, (x, pe), rope(x, pe), values, ("axis_position", "axis_head", "axis_dim"))
 
     return [
         case("rope_start", 0, 5, 4, 16),

@@ -112,6 +112,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "stopped": ("check stopped", "检查已停止"),
     "where": (", line {line}", "，第 {line} 行"),
     "case": ("case “{label}”", "用例“{label}”"),
+    "separator": (", ", "，"),
+    "indexed": ("{index} ({axes})", "{index}（{axes}）"),
 }
 
 
@@ -135,6 +137,11 @@ class CheckResult:
 
             label = pick(CASE_WORDS, self.case["key"], lang, **self.case.get("values", {}))
             values["case"] = pick(WORDS, "case", lang, label=label)
+            axes = self.case.get("axes") or ()
+            if isinstance(values.get("index"), list) and len(axes) == len(values["index"]):
+                named = [pick(CASE_WORDS, axis, lang, i=i) for axis, i in zip(axes, values["index"], strict=True)]
+                axes_text = pick(WORDS, "separator", lang).join(named)
+                values["index"] = pick(WORDS, "indexed", lang, index=values["index"], axes=axes_text)
         return pick(WORDS, self.key, lang, **values).rstrip()
 
 

@@ -51,7 +51,7 @@ def learner_location(error: BaseException, path: str) -> dict[str, Any]:
 
 
 def verdict(passed: bool, key: str, case: Any = None, **values: Any) -> dict[str, Any]:
-    named = {"key": case.key, "values": case.values} if case is not None else None
+    named = {"key": case.key, "values": case.values, "axes": case.axes} if case is not None else None
     return {"passed": passed, "key": key, "values": values, "case": named}
 
 
