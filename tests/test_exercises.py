@@ -312,7 +312,7 @@ def test_cli_reports_an_unwritable_folder(tmp_path: Path, env: dict[str, str]) -
         ("    return 1 / 0", ("ZeroDivisionError", "line {todo_line}", "return 1 / 0")),
         ("    while True:\n        pass", ("stopped after 1 s", "endless loop")),
         ("    while True:\n        print('x' * 1000)", ("more than 64 KB",)),
-        ("    return x * np.nan", ("nan at index [0, 0]",)),
+        ("    return x * np.nan", ("nan at index [0, 0] (token 0, dim 0)",)),
         ("    return x[0]", ("shape [8], expected [4, 8]",)),
         ("    return x.astype(np.float64)", ("dtype float64, expected float32",)),
         ("    return (", ("syntax error", "line {todo_line}")),
