@@ -36,7 +36,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "checking": ("checking …", "正在检查 …"),
     "not_checked": ("not checked yet", "尚未检查"),
     "tries": ("checked {n}×, last at {at}", "已检查 {n} 次，最近一次 {at}"),
-    "unlocked": ("passed before: s shows the reference solution", "曾经通过：按 s 查看参考答案"),
+    "unlocked": ("s shows the reference solution", "按 s 查看参考答案"),
+    "unlocked_before": ("passed before: s shows the reference solution", "曾经通过：按 s 查看参考答案"),
     "printed": ("Your code printed:", "你的代码输出了："),
     "hint": ("Hint: ", "提示："),
     "solution": ("Reference solution, model/'s own code:", "参考答案，即 model/ 自己的代码："),
@@ -168,7 +169,8 @@ class ExerciseScreen(Screen[None]):
             at = str(record.get("at", "")).replace("T", " ")
             status.append("\n" + self.words("tries", n=record["tries"], at=at), style="dim")
             if record.get("passed"):
-                status.append(" · " + self.words("unlocked"), style="dim")
+                unlocked = "unlocked" if result is not None and result.passed else "unlocked_before"
+                status.append(" · " + self.words(unlocked), style="dim")
         self.query_one("#exercise-status", Static).update(status)
         output = result.output if result is not None and not result.passed else ""
         printed = Text()
@@ -193,7 +195,9 @@ class ExerciseScreen(Screen[None]):
             self.notify(self.words("locked"), severity="warning")
             return
         title = Text(self.words("solution") + "\n", style="bold")
-        code = Syntax(reference_source(self.exercise), "python", theme="ansi_dark", background_color="default")
+        code = Syntax(
+            reference_source(self.exercise), "python", theme="ansi_dark", background_color="default", word_wrap=True
+        )
         extra = self.query_one("#exercise-extra", Static)
         extra.update(Group(title, code))
         self.call_after_refresh(extra.scroll_visible, top=True, animate=False)  # once it has its new height
