@@ -95,7 +95,7 @@ def _steps(**variant) -> list[tuple[str, str, str]]:
     return [(s.name, s.in_hook, s.out_hook) for s in model.build_steps(small_config(n_layers=1, **variant))]
 
 
-def test_steps_of_a_residual_block() -> None:
+def test_steps_of_a_pre_norm_block() -> None:
     assert [name for name, _, _ in _steps()] == [
         "embed",
         "blocks.0.ln1",
