@@ -123,6 +123,9 @@ def test_record_result_counts_tries_and_a_pass_stays() -> None:
     assert record["passed"] is True and record["tries"] == 3
     assert set(record) == {"passed", "tries", "at"}
     assert time.strptime(record["at"], "%Y-%m-%dT%H:%M:%S")
+    elsewhere = {"passed": True, "tries": 7, "at": "2026-01-01T00:00:00"}  # `tutor exercises` meanwhile
+    assert record_result({"rope": {"passed": False, "tries": 1}}, "rope", False, elsewhere)["tries"] == 8
+    assert record_result({"rope": {"passed": False, "tries": 1}}, "rope", False, elsewhere)["passed"] is True
 
 
 @pytest.mark.parametrize("name", list(EXERCISES))
@@ -452,12 +455,19 @@ async def test_exercise_screen_in_chinese_and_a_broken_file(tmp_path: Path, monk
     monkeypatch.setenv("TUTOR_EXERCISE_TIMEOUT", "1")
     write_workspace(folder, "zh")
     solve(folder, "rope", "    while True:\n        pass")
-    app = make_app(ProgressStore(tmp_path / "state" / "progress.json"), lang="zh")
+    store = ProgressStore(tmp_path / "state" / "progress.json")
+    app = make_app(store, lang="zh")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
+        other = ProgressStore(store.path)  # `tutor exercises check rope` in another terminal, after the app started
+        saved, _ = other.load()
+        saved.exercises["rope"] = {"passed": True, "tries": 3, "at": "2026-01-01T00:00:00"}
+        assert other.save(saved) is None
         app.open_exercise("rope")
         shown = await wait_for_screen_text(pilot, app, "死循环")
         assert "任务" in shown and "返回" in shown
+        assert app.progress.exercises["rope"]["passed"] is True  # the other session's pass is kept
+        assert app.progress.exercises["rope"]["tries"] == 4
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.main

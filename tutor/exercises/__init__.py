@@ -204,16 +204,16 @@ EXERCISES: dict[str, Exercise] = {
 }
 
 
-def record_result(exercises: dict[str, Any], name: str, passed: bool) -> dict[str, Any]:
-    """Count a check in the learner's progress. `passed` stays true once earned: a pass unlocks the solution."""
-    before = exercises.get(name)
-    before = before if isinstance(before, dict) else {}
-    tries = before.get("tries") if isinstance(before.get("tries"), int) else 0
-    record = {
-        "passed": bool(before.get("passed")) or passed,
-        "tries": tries + 1,
-        "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
+def record_result(exercises: dict[str, Any], name: str, passed: bool, elsewhere: Any = None) -> dict[str, Any]:
+    """Count a check in the learner's progress. `passed` stays true once earned: a pass unlocks the solution.
+
+    `elsewhere` is the record another session (`tutor exercises` beside the app) has saved meanwhile:
+    its tries and its pass count too.
+    """
+    records = [r for r in (exercises.get(name), elsewhere) if isinstance(r, dict)]
+    tries = max((r["tries"] for r in records if isinstance(r.get("tries"), int)), default=0)
+    earned = any(r.get("passed") is True for r in records)
+    record = {"passed": earned or passed, "tries": tries + 1, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
     exercises[name] = record
     return record
 

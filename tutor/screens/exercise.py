@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,9 +56,10 @@ WORDS: dict[str, tuple[str, str]] = {
 
 @dataclass
 class ExerciseChecked(Message):
-    """The checker's verdict, from the worker."""
+    """The checker's verdict, from the worker, with the exercise's record as the progress file has it now."""
 
     result: CheckResult
+    saved: dict[str, Any] | None
 
 
 class ExerciseScreen(Screen[None]):
@@ -138,14 +140,24 @@ class ExerciseScreen(Screen[None]):
         worker = get_current_worker()  # a newer save cancels this check, and `stop` ends its subprocess
         result = check_exercise(self.exercise.name, self.path, stop=lambda: worker.is_cancelled)
         if not worker.is_cancelled:
-            self.post_message(ExerciseChecked(result))
+            self.post_message(ExerciseChecked(result, self.saved_record()))
+
+    def saved_record(self) -> dict[str, Any] | None:
+        """This exercise's record in the progress file: `tutor exercises` in another terminal may have
+        checked it since the app started. None when there is none or the file cannot be read."""
+        store = getattr(self.app, "store", None)
+        try:
+            record = json.loads(store.path.read_text(encoding="utf-8"))["exercises"][self.exercise.name]
+        except (AttributeError, OSError, ValueError, KeyError, TypeError):
+            return None
+        return record if isinstance(record, dict) else None
 
     def on_exercise_checked(self, message: ExerciseChecked) -> None:
         result = message.result
         self.result = result
         if result.key != "no_file":
             app: Any = self.app
-            record_result(app.progress.exercises, self.exercise.name, result.passed)
+            record_result(app.progress.exercises, self.exercise.name, result.passed, message.saved)
             app.remember()  # saved atomically a moment later, with everything else
         self.show_status(result)
 
