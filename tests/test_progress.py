@@ -231,7 +231,11 @@ def test_progress_command_summarises(tmp_path: Path) -> None:
     assert f"Progress file: {state / 'progress.json'}" in out
     assert "Lessons: 2 of" in out and "✓  2  Tokens and embeddings" in out and "✓  6  LayerNorm" in out
     assert "Tokens and embeddings: 3/4  (2026-01-02 09:30)" in out
-    assert "Exercises: 1 of" in out and "✓ layer_norm  (3 tries)" in out and "✗ rope  (1 tries)" in out
+    from tutor.exercises import EXERCISES
+
+    titles = {name: EXERCISES[name].title("en") if name in EXERCISES else name for name in ("layer_norm", "rope")}
+    assert "Exercises: 1 of" in out and f"✓ {titles['layer_norm']}  (tries: 3)" in out
+    assert f"✗ {titles['rope']}  (tries: 1)" in out
     assert "step blocks.0.ln1" in out and 'prompt "猫追狗\\u0007"' in out and "language 中文" in out
     zh = run_tutor("progress", "--lang", "zh", cwd=tmp_path, env={"TUTOR_STATE_DIR": str(state)})
     assert "课程：已完成 2 / " in zh.stdout and "词元与嵌入：3/4" in zh.stdout

@@ -12,9 +12,11 @@ from typing import Any
 from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.markup import MarkupError
 from textual.notifications import SeverityLevel
 from textual.timer import Timer
+from textual.widgets import Input
 
 import model
 from model import GPT
@@ -159,6 +161,9 @@ class TutorApp(App[None]):
 
     def hang_up(self) -> None:
         """Save first (the terminal may be gone already), then leave."""
+        if self.main.trace is not None:  # the prompt as typed: its Input.Changed may still wait in the queue
+            with contextlib.suppress(NoMatches):
+                self.progress.last["prompt"] = self.main.query_one("#prompt", Input).value
         self._save()
         self.exit()
 

@@ -21,7 +21,7 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "quiz_line": ("{title}: {score}/{total}{best}{when}", "{title}：{score}/{total}{best}{when}"),
     "best": (" (best {best})", "（最好 {best}）"),
     "exercises": ("Exercises: {passed} of {total} passed", "编程练习：通过 {passed} / {total}"),
-    "tries": ("{n} tries", "尝试 {n} 次"),
+    "tries": ("tries: {n}", "尝试 {n} 次"),
     "last": ("Last time:", "上次："),
     "last_lesson": ("lesson {title}", "课程 {title}"),
     "last_step": ("step {step}", "步骤 {step}"),
