@@ -1,6 +1,8 @@
 """The model's own figures: forward with and without the trace, and training, each beside PyTorch.
 
-Ours and the reference take turns call by call, so that a neighbour's load on the machine falls on both.
+Ours and the reference take turns call by call, so that a neighbour's load on the machine falls on both,
+and each figure is the best of its calls: on a shared machine the best run is the one least disturbed,
+the closest to what the code itself costs.
 """
 
 from __future__ import annotations
@@ -12,18 +14,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from model import GPT
-from tutor.bench.measure import median
 
 
 @dataclass
 class Pair:
-    ours: float  # median seconds
+    ours: float  # best seconds
     reference: float
     note: str = ""
 
 
 def alternate(ours: Callable[[], object], reference: Callable[[], object], repeats: int, warmup: int = 3) -> Pair:
-    """Median seconds of each, calling them in turn `repeats` times after `warmup` untimed rounds."""
+    """Best seconds of each, calling them in turn `repeats` times after `warmup` untimed rounds."""
     for _ in range(warmup):
         ours()
         reference()
@@ -35,7 +36,7 @@ def alternate(ours: Callable[[], object], reference: Callable[[], object], repea
         reference()
         reference_times.append(time.perf_counter() - middle)
         ours_times.append(middle - start)
-    return Pair(median(ours_times), median(reference_times))
+    return Pair(min(ours_times), min(reference_times))
 
 
 def forward_against_torch(gpt: GPT, n_tokens: int, repeats: int) -> Pair:
