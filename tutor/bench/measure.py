@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -22,7 +23,7 @@ def seconds(function: Callable[[], object], repeats: int, warmup: int = 3) -> li
 def percentile(samples: list[float], fraction: float) -> float:
     """The sample below which `fraction` of them lie (nearest rank; 0.5 is the median)."""
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))]
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
 
 
 def median(samples: list[float]) -> float:
