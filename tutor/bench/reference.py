@@ -6,6 +6,7 @@ so that the ratio says how the NumPy pass compares with idiomatic PyTorch on the
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,9 @@ def torch_forward(gpt: GPT) -> Callable[[np.ndarray], Any]:
     cfg = gpt.config
     if cfg.norm != "pre" or not cfg.residual or not cfg.causal or cfg.positional not in ("sinusoidal", "learned"):
         raise ValueError("the PyTorch reference covers pre-norm causal models with added positions")
-    p = {name: torch.from_numpy(np.ascontiguousarray(value)) for name, value in gpt.params.items()}
+    with warnings.catch_warnings():  # read-only mmap'd weights: PyTorch warns, but nothing here writes to them
+        warnings.simplefilter("ignore", UserWarning)
+        p = {name: torch.from_numpy(np.ascontiguousarray(value)) for name, value in gpt.params.items()}
     positions = torch.from_numpy(np.ascontiguousarray(gpt._position_table))
     d, heads = cfg.d_model, cfg.n_heads
 
