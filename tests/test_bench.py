@@ -52,14 +52,14 @@ def test_percentile_is_nearest_rank() -> None:
 
 def test_memory_reads_this_process_and_its_weights_mapping() -> None:
     gpt = model.load("tiny")
-    total = sum(array.nbytes for array in gpt.params.values())
     rss, pss = memory(os.getpid())
     assert 0 < pss <= rss
-    weights_rss, _ = mapping_memory(os.getpid(), "tiny.safetensors")
-    assert gpt.params["wte"].sum() != 0  # touch the pages
+    wte = gpt.params["wte"]
+    assert wte.sum() != 0  # reads every page of the embedding from the mapped file
     weights_rss, weights_pss = mapping_memory(os.getpid(), "tiny.safetensors")
-    assert 0 < weights_rss <= 2 * total + (1 << 16)
-    assert weights_pss <= weights_rss
+    # at least the pages just read (other tests' models may map the file too, so no upper bound)
+    assert weights_rss >= wte.nbytes - 2 * 4096
+    assert 0 < weights_pss <= weights_rss
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
