@@ -141,9 +141,9 @@ def compare_swap(gpt: GPT, ids: list[int], i: int, j: int) -> tuple[np.ndarray, 
 
 
 def run_order(prompt: str, i: int, j: int) -> OrderResult:
-    """The four runs: positions or not (tiny, nope) × the causal mask or not (as trained, off-training)."""
+    """The four runs: no positions or positions (nope, tiny) × the causal mask or not (as trained, off-training)."""
     runs = []
-    for name in ("tiny", "nope"):
+    for name in ("nope", "tiny"):  # the lesson's order: no positions first
         trained = shipped(name)
         ids, _ = trained.prompt_tokens(prompt)
         for causal in (True, False):
