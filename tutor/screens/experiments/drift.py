@@ -36,16 +36,12 @@ WORDS: dict[str, tuple[str, str]] = {
     "factor_b": ("B ×", "B ×"),
     "layers": ("layers", "层数"),
     "intro": (
-        "A and B both start at {start}. Every layer multiplies A by {a} and B by {b}. "
-        "Right: the same, then LayerNorm (γ = 1, β = 0, model/norm.py) after every layer.",
-        "A 和 B 都从 {start} 出发。每一层把 A 乘以 {a}，把 B 乘以 {b}。"
-        "右边：同样的乘法，之后每层再做一次 LayerNorm（γ = 1，β = 0，model/norm.py）。",
+        "A and B both start at {start}; every layer multiplies A by {a} and B by {b}. A′ and B′: the same, "
+        "with a LayerNorm (γ = 1, β = 0, model/norm.py) after every layer.",
+        "A 和 B 都从 {start} 出发；每一层把 A 乘以 {a}，把 B 乘以 {b}。A′ 和 B′：同样的乘法，"
+        "每层之后再做一次 LayerNorm（γ = 1，β = 0，model/norm.py）。",
     ),
     "layer": ("layer", "层"),
-    "legend": (
-        "A, B: without normalising · A′, B′, ‖x′‖: with a LayerNorm after every layer",
-        "A、B：不归一化 · A′、B′、‖x′‖：每层之后做一次 LayerNorm",
-    ),
     "chart": ("log scale: {lo} … 1 … {hi}", "对数刻度：{lo} … 1 … {hi}"),
     "summary_without": (
         "Without: after {n} layers |A| / |B| = {ratio}, ‖x‖ = {norm}.",
@@ -289,9 +285,9 @@ class DriftScreen(ExperimentScreen):
                     )
                 )
             )
-            lines.append(Text(pick(WORDS, "two_numbers", lang), style="dim"))
         self.query_one("#drift-summary", Static).update(Group(*lines))
-        self.query_one("#drift-table", Static).update(Group(Text(pick(WORDS, "legend", lang), style="dim"), table))
+        aside = [Text(pick(WORDS, "two_numbers", lang), style="dim")] if np.any(result.normed[1:]) else []
+        self.query_one("#drift-table", Static).update(Group(table, *aside))
 
     def on_resize(self) -> None:
         self.show_result()
