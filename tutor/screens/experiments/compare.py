@@ -50,6 +50,15 @@ WORDS: dict[str, tuple[str, str]] = {
     "ratio_note": ("ratio = right / left; ≥ ×{far} or ≤ ×{near} in bold", "比值 = 右 / 左；≥ ×{far} 或 ≤ ×{near} 加粗"),
     "ln_title": ("LayerNorm: μ and σ of what each norm reads", "LayerNorm：每个归一化读入的 μ 和 σ"),
     "next_title": ("next-token guesses after token {pos}", "词元 {pos} 之后的下一个词元猜测"),
+    "wiring": (
+        "{name}: {norm} · positions {positional} · {residual}",
+        "{name}：{norm} · 位置编码 {positional} · {residual}",
+    ),
+    "pre": ("pre-norm x + F(LN(x))", "pre-norm x + F(LN(x))"),
+    "post": ("post-norm LN(x + F(x))", "post-norm LN(x + F(x))"),
+    "none": ("no LayerNorm", "没有 LayerNorm"),
+    "residual": ("residual", "有残差"),
+    "no_residual": ("NO residual", "没有残差"),
     "same_top": ("Both guess {piece} first.", "两个模型的第一猜测都是 {piece}。"),
     "differ_top": ("First guesses differ: {left} vs {right}.", "第一猜测不同：{left} 对 {right}。"),
     "shared": (
@@ -282,6 +291,19 @@ class CompareScreen(ExperimentScreen):
         lines = []
         if ready.left is ready.right:
             lines.append(Text(pick(WORDS, "same_model", lang, name=ready.left.name), style="bold"))
+        wiring = [
+            pick(
+                WORDS,
+                "wiring",
+                lang,
+                name=gpt.name,
+                norm=pick(WORDS, gpt.config.norm, lang),
+                positional=gpt.config.positional,
+                residual=pick(WORDS, "residual" if gpt.config.residual else "no_residual", lang),
+            )
+            for gpt in (ready.left, ready.right)
+        ]
+        lines += [Text(line, style="dim") for line in wiring]
         left_top = ready.left_trace.top_k(1, tokens[0])[0]
         right_top = ready.right_trace.top_k(1, tokens[1])[0]
         if left_top[1] == right_top[1]:

@@ -74,6 +74,10 @@ WORDS: dict[str, tuple[str, str]] = {
         "The last position is one of the two swapped: its own token changed.",
         "最后位置是被交换的位置之一：它自己的词元变了。",
     ),
+    "before_swap_one": (
+        "Position {ps}: unchanged everywhere — it comes before the swap, and the mask hides what follows.",
+        "位置 {ps}：处处没变——它在交换之前，掩码挡住了后面的词元。",
+    ),
     "before_swap": (
         "Positions {ps}: unchanged everywhere — they come before the swap, and the mask hides what follows.",
         "位置 {ps}：处处没变——它们在交换之前，掩码挡住了后面的词元。",
@@ -221,9 +225,8 @@ class OrderScreen(ExperimentScreen):
             self.show_result()
             return
         i, j = (min(p, len(ids) - 1) for p in self.positions)
-        if i == j:  # the prompt got shorter under the second position: move it off the first
-            j = (i + 1) % len(ids) if i == len(ids) - 1 or self.positions[1] <= i else i - 1
-            j = j if j != i else (i + 1) % len(ids)
+        if i == j:  # the prompt got shorter under both positions: keep them apart
+            j = i - 1 if i > 0 else 1
         self.positions = [i, j]
         self.run_swap(self.query_one("#order-prompt", Input).value, i, j)
 
@@ -368,5 +371,6 @@ class OrderScreen(ExperimentScreen):
                 lines.append(Text(pick(WORDS, "last_from", lang, p=last, before=labels[first - 1], row=labels[first])))
         before = [p for p in range(min(result.i, result.j)) if (run.same[:, p] < UNCHANGED).all()]
         if run.causal and before:
-            lines.append(Text(pick(WORDS, "before_swap", lang, ps=", ".join(map(str, before))), style="dim"))
+            key = "before_swap_one" if len(before) == 1 else "before_swap"
+            lines.append(Text(pick(WORDS, key, lang, ps=", ".join(map(str, before))), style="dim"))
         return lines
