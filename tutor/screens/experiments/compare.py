@@ -134,6 +134,7 @@ class CompareScreen(ExperimentScreen):
         Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),
     ]
+    FOOTER_ZH = {"Token": "词元", "Left model": "左边模型", "Right model": "右边模型", "Scroll": "滚动"}
     DEFAULT_CSS = """
     CompareScreen #compare-controls { height: 1; margin: 0 1; }
     CompareScreen #compare-controls Label { padding: 0 1; }

@@ -134,6 +134,7 @@ class DriftScreen(ExperimentScreen):
         Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn/PgUp", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),
     ]
+    FOOTER_ZH = {"Change": "调整", "Scroll": "滚动"}
     DEFAULT_CSS = """
     DriftScreen #drift-controls { height: 1; padding: 0 1; }
     DriftScreen #drift-controls Label { padding: 0 1 0 0; }

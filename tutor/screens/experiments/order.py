@@ -175,6 +175,7 @@ class OrderScreen(ExperimentScreen):
         Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),
     ]
+    FOOTER_ZH = {"1st": "第一个", "2nd": "第二个", "Same/follow": "同位置/跟随", "Scroll": "滚动"}
     DEFAULT_CSS = """
     OrderScreen #order-prompt { margin: 0 1; }
     OrderScreen .order-line { padding: 0 1; height: auto; }
