@@ -118,6 +118,8 @@ def log_chart(values: dict[str, float], low: float, high: float, width: int) -> 
         step = 1 if place >= centre else -1
         for i in range(centre + step, place, step):
             cells[i], styles[i] = ("─", colours[name])
+        if cells[place] in colours and 0 <= place + step < width:  # the other letter sits here: step aside
+            place += step
         cells[place], styles[place] = name, f"bold {colours[name]}"
     text = Text()
     for cell, style in zip(cells, styles, strict=True):
