@@ -217,3 +217,24 @@ async def test_compare_at_80_by_24_and_in_chinese(store) -> None:
         await pilot.press("ctrl+u")
         await settle(pilot)
         assert "输入提示词" in screen_text(app)
+
+
+async def test_order_at_80_by_24_keeps_whole_numbers_and_the_swapped_columns(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        prompt = "猫追狗的一是在不了有和人这中"  # more tokens than columns fit (人 is three byte tokens)
+        last = len(model.load("tiny").tokenizer.encode(prompt)) - 1
+        app.main.set_prompt(prompt)
+        await settle(pilot)
+        app.open_experiment("order")
+        await settle(pilot)
+        await pilot.press("alt+left")  # the first position wraps round to the last token
+        await settle(pilot)
+        assert f"swap positions {last} ↔ 1" in screen_text(app, "#order-swap")
+        panel = screen_text(app, "#run-0")
+        header = screen_line(panel, "0")
+        assert "1" in header and str(last) in header  # both swapped positions keep their columns
+        for row in ("embed", "B0", "B3"):
+            fields = screen_line(panel, row)[1:]
+            assert all(len(f.split(".")[1]) == 3 for f in fields), fields  # whole numbers, never cut with "…"

@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 
 import model
 from model import GPT, Trace
-from tutor.i18n import pick
+from tutor.i18n import pick, t
 from tutor.screens.experiments.base import ExperimentScreen
 from tutor.screens.experiments.variants import shipped, variant_names
 from tutor.view import residual_points, visible_piece
@@ -266,6 +266,8 @@ class CompareScreen(ExperimentScreen):
         line = Text(pick(WORDS, "token", lang, pos=token, piece=visible_piece(left.pieces[token])))
         if len(right.tokens) != n:
             line.append(" " + pick(WORDS, "shorter", lang, name=ready.right.name, n=len(right.tokens)), style="dim")
+        if left.dropped:
+            line.append("\n" + t("dropped", lang, n=n, d=left.dropped), style="dim")
         self.query_one("#compare-token", Static).update(line)
         names = (ready.left.name, ready.right.name)
         shape = (n, self.size.width, names)

@@ -26,7 +26,7 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from model import GPT
-from tutor.i18n import pick
+from tutor.i18n import pick, t
 from tutor.screens.experiments.base import ExperimentScreen
 from tutor.screens.experiments.variants import shipped
 from tutor.view import visible_piece
@@ -112,6 +112,7 @@ class OrderResult:
     i: int
     j: int
     runs: list[Run]
+    dropped: int  # tokens cut from the front of a prompt longer than the context
 
 
 @dataclass
@@ -155,8 +156,8 @@ def run_order(prompt: str, i: int, j: int) -> OrderResult:
             same, follow = compare_swap(gpt, ids, i, j)
             runs.append(Run(name, trained.config.positional != "none", causal, same, follow))
     tiny = shipped("tiny")
-    ids, _ = tiny.prompt_tokens(prompt)
-    return OrderResult(prompt, [tiny.tokenizer.piece(t) for t in ids], i, j, runs)
+    ids, dropped = tiny.prompt_tokens(prompt)
+    return OrderResult(prompt, [tiny.tokenizer.piece(t) for t in ids], i, j, runs, dropped)
 
 
 class RunPanel(LiveStatic):
@@ -284,9 +285,17 @@ class OrderScreen(ExperimentScreen):
         other_pieces = result.pieces[:]
         other_pieces[i], other_pieces[j] = other_pieces[j], other_pieces[i]
         swap_text = Text(pick(WORDS, "swap", lang, i=i, j=j))
-        swap_text.append_text(self.pieces_text(result.pieces, i, j))
-        swap_text.append("  →  ")
-        swap_text.append_text(self.pieces_text(other_pieces, i, j))
+        both = self.pieces_text(result.pieces, i, j).cell_len * 2 + 5
+        if swap_text.cell_len + both <= self.size.width - 2:
+            swap_text.append_text(self.pieces_text(result.pieces, i, j))
+            swap_text.append("  →  ")
+            swap_text.append_text(self.pieces_text(other_pieces, i, j))
+        else:  # a long prompt: the two tokens are what matters, the prompt itself is in the input above
+            swap_text.append(visible_piece(result.pieces[i]), style="reverse bold")
+            swap_text.append(" ↔ ")
+            swap_text.append(visible_piece(result.pieces[j]), style="reverse bold")
+        if result.dropped:
+            swap_text.append("\n" + t("dropped", lang, n=len(result.pieces), d=result.dropped), style="dim")
         if result.pieces[i] == result.pieces[j]:
             swap_text.append("\n" + pick(WORDS, "same_tokens", lang, i=i, j=j), style="bold")
         swap_line.update(swap_text)
@@ -319,7 +328,7 @@ class OrderScreen(ExperimentScreen):
         """The columns that fit: the two swapped positions and the last first, then the others in order."""
         n = len(result.pieces)
         label_width = max(cell_len(label) for label in self.row_labels(len(result.runs[0].same)))
-        room = max(1, (width - 2 - label_width) // (CELL + 1))
+        room = max(1, (width - 2 - label_width) // (CELL + 2))  # each column: its digits and a gap of two
         wanted = [result.i, result.j, n - 1, *range(n)]
         chosen: list[int] = []
         for p in wanted:
