@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
+import model
 from model import GPT
 from tutor.i18n import pick, t
 from tutor.screens.experiments.base import ExperimentScreen
@@ -234,7 +235,11 @@ class OrderScreen(ExperimentScreen):
 
     @work(thread=True, exclusive=True, group="order")
     def run_swap(self, prompt: str, i: int, j: int) -> None:
-        result = run_order(prompt, i, j)
+        try:
+            result = run_order(prompt, i, j)
+        except model.WeightsError as error:  # a damaged install: say so, once, instead of a traceback
+            self.app.call_from_thread(self.notify, str(error), severity="error")
+            return
         if not get_current_worker().is_cancelled:
             self.post_message(OrderReady(result))
 
