@@ -131,7 +131,7 @@ class CompareScreen(ExperimentScreen):
         Binding("alt+left", "move_token(-1)", show=False, priority=True),
         Binding("f2", "cycle(0)", "Left model"),
         Binding("f3", "cycle(1)", "Right model"),
-        Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn", priority=True),
+        Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn/PgUp", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),
     ]
     FOOTER_ZH = {"Token": "词元", "Left model": "左边模型", "Right model": "右边模型", "Scroll": "滚动"}

@@ -174,7 +174,7 @@ class OrderScreen(ExperimentScreen):
         Binding("shift+right", "move(1, 1)", "2nd", key_display="shift+←→", priority=True),
         Binding("shift+left", "move(1, -1)", show=False, priority=True),
         Binding("f6", "toggle_mode", "Same/follow"),
-        Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn", priority=True),
+        Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn/PgUp", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),
     ]
     FOOTER_ZH = {"1st": "第一个", "2nd": "第二个", "Same/follow": "同位置/跟随", "Scroll": "滚动"}
