@@ -144,7 +144,7 @@ class DriftScreen(ExperimentScreen):
     DriftScreen #drift-intro { padding: 0 1; color: $text-muted; }
     DriftScreen #drift-summary { padding: 0 1; }
     DriftScreen #drift-body { height: 1fr; }
-    DriftScreen #drift-table { padding: 0 1; width: auto; }
+    DriftScreen #drift-table, DriftScreen #drift-header { padding: 0 1; width: auto; }
     """
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
@@ -161,6 +161,7 @@ class DriftScreen(ExperimentScreen):
             yield Input(str(DEFAULT_LAYERS), id="layers", compact=True)
         yield Static(id="drift-intro")
         yield Static(id="drift-summary")
+        yield Static(id="drift-header")
         with VerticalScroll(id="drift-body"):
             yield Static(id="drift-table")
 
@@ -231,29 +232,41 @@ class DriftScreen(ExperimentScreen):
         low = math.floor(min(0.0, math.log10(magnitudes.min()))) if magnitudes.size else -1
         high = math.ceil(max(0.0, math.log10(magnitudes.max()))) if magnitudes.size else 1
         low, high = (low, high) if high > low else (low - 1, high + 1)
-        texts = [[number_text(v) for v in column] for column in result.plain.T]
-        fixed = max(cell_len(pick(WORDS, "layer", lang)), 3) + sum(max(len(t) for t in column) for column in texts)
-        fixed += 3 * 6 + 6 * 2 + 2 + 2  # A′, B′ and ‖x′‖ ("+1.000"), the gaps, the padding, the scroll bar
-        chart_width = max(9, min(CHART, self.size.width - fixed))
-        table = Table(box=None, padding=(0, 1), header_style="bold", pad_edge=False)
-        table.add_column(pick(WORDS, "layer", lang), justify="right", no_wrap=True)
-        table.add_column("A", justify="right", no_wrap=True)
-        table.add_column("B", justify="right", no_wrap=True)
-        table.add_column(pick(WORDS, "chart", lang, lo=f"1e{low}", hi=f"1e+{high}"), no_wrap=True, width=chart_width)
-        table.add_column("A′", justify="right", no_wrap=True)
-        table.add_column("B′", justify="right", no_wrap=True)
-        table.add_column("‖x′‖", justify="right", no_wrap=True)
-        for layer in range(len(result.plain)):
-            (plain_a, plain_b), (normed_a, normed_b) = result.plain[layer], result.normed[layer]
-            table.add_row(
+        rows = [
+            [
                 str(layer),
                 number_text(plain_a),
                 number_text(plain_b),
-                log_chart({"A": plain_a, "B": plain_b}, low, high, chart_width),
                 f"{normed_a:+.3f}",
                 f"{normed_b:+.3f}",
                 f"{math.hypot(normed_a, normed_b):.3f}",
+            ]
+            for layer, ((plain_a, plain_b), (normed_a, normed_b)) in enumerate(
+                zip(result.plain, result.normed, strict=True)
             )
+        ]
+        headers = [pick(WORDS, "layer", lang), "A", "B", "A′", "B′", "‖x′‖"]
+        widths = [max(cell_len(text) for text in column) for column in zip(headers, *rows, strict=True)]
+        gaps = 2 * len(widths) + 2 + 2  # two cells between columns, the padding, the scroll bar
+        chart_width = max(9, min(CHART, self.size.width - sum(widths) - gaps))
+        chart_header = pick(WORDS, "chart", lang, lo=f"1e{low}", hi=f"1e+{high}")
+        if cell_len(chart_header) > chart_width:
+            chart_header = f"1e{low} … 1 … 1e+{high}"
+
+        def table(show_header: bool) -> Table:
+            """The header and the rows are two tables (the header stays put while the rows scroll) of equal columns."""
+            grid = Table(box=None, padding=(0, 1), header_style="bold", pad_edge=False, show_header=show_header)
+            for header, width in zip(headers[:3], widths[:3], strict=True):
+                grid.add_column(header, justify="right", no_wrap=True, width=width)
+            grid.add_column(chart_header, no_wrap=True, width=chart_width, overflow="ellipsis")
+            for header, width in zip(headers[3:], widths[3:], strict=True):
+                grid.add_column(header, justify="right", no_wrap=True, width=width)
+            return grid
+
+        header, body = table(show_header=True), table(show_header=False)
+        for row, (plain_a, plain_b) in zip(rows, result.plain, strict=True):
+            body.add_row(*row[:3], log_chart({"A": plain_a, "B": plain_b}, low, high, chart_width), *row[3:])
+        self.query_one("#drift-header", Static).update(header)
         last_plain, last_normed = result.plain[-1], result.normed[-1]
         n = len(result.plain) - 1
         lines: list[Text] = []
@@ -290,7 +303,7 @@ class DriftScreen(ExperimentScreen):
             )
         self.query_one("#drift-summary", Static).update(Group(*lines))
         aside = [Text(pick(WORDS, "two_numbers", lang), style="dim")] if np.any(result.normed[1:]) else []
-        self.query_one("#drift-table", Static).update(Group(table, *aside))
+        self.query_one("#drift-table", Static).update(Group(body, *aside))
 
     def on_resize(self) -> None:
         self.show_result()
