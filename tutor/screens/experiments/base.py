@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from model import GPT
+from tutor.i18n import pick
 from tutor.screens.experiments import title
 
 
@@ -19,7 +20,6 @@ class ExperimentScreen(Screen[None]):
 
     NAME = ""
     BINDINGS = [Binding("escape", "back", "Back", key_display="Esc")]
-    FOOTER_ZH: ClassVar[dict[str, str]] = {}  # a subclass's footer descriptions in Chinese: {"Scroll": "滚动"}
     DEFAULT_CSS = """
     ExperimentScreen > #experiment-title { height: 1; padding: 0 1; background: $panel; }
     """
@@ -29,16 +29,6 @@ class ExperimentScreen(Screen[None]):
         self.gpt = gpt
         self.prompt = prompt
         self.lang = lang
-        if lang == "zh":
-            self._footer_in_chinese({"Back": "返回", **self.FOOTER_ZH})
-
-    def _footer_in_chinese(self, words: dict[str, str]) -> None:
-        """Bindings are declared once per class in English; this screen's copy of them speaks Chinese."""
-        for key, bindings in self._bindings.key_to_bindings.items():
-            self._bindings.key_to_bindings[key] = [
-                replace(binding, description=words.get(binding.description, binding.description))
-                for binding in bindings
-            ]
 
     def compose(self) -> ComposeResult:
         yield Static(f"[b]tutor[/b] · {title(self.NAME, self.lang)}", id="experiment-title")
@@ -50,3 +40,13 @@ class ExperimentScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def localize_bindings(node: DOMNode, words: dict[str, tuple[str, str]], lang: str) -> None:
+    """The footer's labels in the learner's language: `words` maps an action ("back", "preset('f2')")
+    to its (en, zh) label. Only this node's own copy of its bindings changes."""
+    key_to_bindings = node._bindings.key_to_bindings
+    for key, bindings in key_to_bindings.items():
+        key_to_bindings[key] = [
+            replace(b, description=pick(words, b.action, lang)) if b.action in words else b for b in bindings
+        ]

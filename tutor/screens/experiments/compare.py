@@ -25,7 +25,7 @@ from textual.worker import get_current_worker
 import model
 from model import GPT, Trace
 from tutor.i18n import pick, t
-from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
 from tutor.screens.experiments.variants import shipped, variant_names
 from tutor.view import residual_points, visible_piece
 from tutor.widgets.live_static import LiveStatic
@@ -77,6 +77,13 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "shorter": ("({name} has {n} tokens: its last is shown)", "（{name} 只有 {n} 个词元：显示最后一个）"),
     "log": ("(log bars)", "（对数刻度）"),
+}
+KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
+    "back": ("Back", "返回"),
+    "move_token(1)": ("Token", "词元"),
+    "cycle(0)": ("Left model", "左边模型"),
+    "cycle(1)": ("Right model", "右边模型"),
+    "scroll(1)": ("Scroll", "滚动"),
 }
 
 
@@ -134,7 +141,6 @@ class CompareScreen(ExperimentScreen):
         Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn/PgUp", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),
     ]
-    FOOTER_ZH = {"Token": "词元", "Left model": "左边模型", "Right model": "右边模型", "Scroll": "滚动"}
     DEFAULT_CSS = """
     CompareScreen #compare-controls { height: 1; margin: 0 1; }
     CompareScreen #compare-controls Label { padding: 0 1; }
@@ -149,6 +155,7 @@ class CompareScreen(ExperimentScreen):
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
+        localize_bindings(self, KEY_WORDS, lang)
         self.names = variant_names()
         if gpt.name not in self.names:  # a GPT-2 or another checkpoint on the main screen: offer it too
             self.names.insert(0, gpt.name)

@@ -23,7 +23,7 @@ from textual.widgets import Input, Label, Static
 
 from model import GPT, layer_norm
 from tutor.i18n import pick
-from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
 
 START = 2.0  # both components start here, as in the lesson
 DEFAULT_A, DEFAULT_B, DEFAULT_LAYERS = 1.4, 0.6, 30
@@ -65,8 +65,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "倍数必须是大于 0、不超过 {most} 的数，例如 1.4。",
     ),
     "bad_layers": ("Layers: a whole number from 1 to {most}.", "层数：1 到 {most} 之间的整数。"),
-    "change": ("Change", "调整"),
-    "scroll": ("Scroll", "滚动"),
+}
+KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
+    "back": ("Back", "返回"),
+    "nudge(1)": ("Change", "调整"),
+    "scroll(1)": ("Scroll", "滚动"),
 }
 
 
@@ -136,7 +139,6 @@ class DriftScreen(ExperimentScreen):
         Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn/PgUp", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),
     ]
-    FOOTER_ZH = {"Change": "调整", "Scroll": "滚动"}
     DEFAULT_CSS = """
     DriftScreen #drift-controls { height: 1; padding: 0 1; }
     DriftScreen #drift-controls Label { padding: 0 1 0 0; }
@@ -149,6 +151,7 @@ class DriftScreen(ExperimentScreen):
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
+        localize_bindings(self, KEY_WORDS, lang)
         self.result = drift(DEFAULT_A, DEFAULT_B, DEFAULT_LAYERS)
 
     def compose_body(self) -> ComposeResult:

@@ -28,7 +28,7 @@ from textual.worker import get_current_worker
 import model
 from model import GPT
 from tutor.i18n import pick, t
-from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
 from tutor.screens.experiments.variants import shipped
 from tutor.view import visible_piece
 from tutor.widgets.live_static import LiveStatic
@@ -92,6 +92,13 @@ WORDS: dict[str, tuple[str, str]] = {
         "weights: {a} and {b} as shipped; 'no mask' runs them with causal=False, which they were never trained for",
         "权重：随附的 {a} 和 {b}；“无掩码”用 causal=False 运行它们，这不是它们训练时的样子",
     ),
+}
+KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
+    "back": ("Back", "返回"),
+    "move(0, 1)": ("1st", "第一个"),
+    "move(1, 1)": ("2nd", "第二个"),
+    "toggle_mode": ("Same/follow", "同位置/跟随"),
+    "scroll(1)": ("Scroll", "滚动"),
 }
 
 
@@ -177,7 +184,6 @@ class OrderScreen(ExperimentScreen):
         Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn/PgUp", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),
     ]
-    FOOTER_ZH = {"1st": "第一个", "2nd": "第二个", "Same/follow": "同位置/跟随", "Scroll": "滚动"}
     DEFAULT_CSS = """
     OrderScreen #order-prompt { margin: 0 1; }
     OrderScreen .order-line { padding: 0 1; height: auto; }
@@ -188,6 +194,7 @@ class OrderScreen(ExperimentScreen):
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
+        localize_bindings(self, KEY_WORDS, lang)
         self.positions = [0, 1]
         self.follow = False
         self.result: OrderResult | None = None
