@@ -204,7 +204,7 @@ class TutorApp(App[None]):
 
     def practice_items(self) -> list[tuple[str, str]]:
         """(label, tutor: link) for the practice menu and the palette: quiz first, then the rest."""
-        from tutor.exercises import EXERCISES
+        from tutor.exercises import EXERCISES, status_mark
         from tutor.screens.experiments import SCREENS, title
 
         items: list[tuple[str, str]] = []
@@ -215,7 +215,11 @@ class TutorApp(App[None]):
             (t("experiment_item", self.lang, title=title(n, self.lang)), f"tutor:experiment?name={n}") for n in SCREENS
         ]
         items += [
-            (t("exercise_item", self.lang, title=exercise.title(self.lang)), f"tutor:exercise?name={name}")
+            (
+                f"{t('exercise_item', self.lang, title=exercise.title(self.lang))} "
+                f"{status_mark(self.progress.exercises.get(name), untried='')}".rstrip(),
+                f"tutor:exercise?name={name}",
+            )
             for name, exercise in EXERCISES.items()
         ]
         return items
