@@ -35,9 +35,9 @@ class Series:
     dashed: bool = False  # for reference lines such as a baseline
 
 
-def tick_text(value: float) -> str:
-    """An axis number in at most six cells: 3.22, 12.5, 3000, 1.2e+04."""
-    for decimals in (2, 1, 0):
+def tick_text(value: float, whole: bool = False) -> str:
+    """An axis number in at most six cells: 3.22, 12.5, 3000, 1.2e+04; `whole` numbers without decimals."""
+    for decimals in (0,) if whole else (2, 1, 0):
         text = f"{value:.{decimals}f}"
         if len(text) <= 6:
             return text
@@ -134,8 +134,9 @@ class LineChart(Widget):
             strips.append(Strip(segments).crop(0, width).extend_cell_length(width, base))
         strips.append(Strip([Segment("      └" + "─" * plot_width, dim)]).crop(0, width))
         ticks = [" "] * plot_width
+        whole = float(x0).is_integer() and float(x1).is_integer() and x1 - x0 >= 10  # steps, counts
         for fraction in (0.0, 0.5, 1.0):
-            text = tick_text(x0 + fraction * (x1 - x0)).strip()
+            text = tick_text(x0 + fraction * (x1 - x0), whole).strip()
             start = min(max(0, round(fraction * (plot_width - 1)) - len(text) // 2), max(0, plot_width - len(text)))
             ticks[start : start + len(text)] = list(text)
         strips.append(Strip([Segment(" " * Y_LABEL_WIDTH + "".join(ticks), dim)]).crop(0, width))

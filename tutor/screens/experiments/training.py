@@ -303,7 +303,7 @@ class TrainingScreen(ExperimentScreen):
         if not ys:
             return None
         top = baselines.get("unigram", max(ys)) + 0.75
-        low = min(ys)
+        low = min([*ys, baselines.get("bigram", min(ys)) - 0.25])  # room below the bigram line from the start
         return (max(0.0, low - 0.1), max(top, low + 0.5))
 
     # -- actions ------------------------------------------------------------------------------
