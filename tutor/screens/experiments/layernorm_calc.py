@@ -284,12 +284,12 @@ class LayerNormCalcScreen(ExperimentScreen):
             norm=number_text(norm),
             d=d,
             root=number_text(math.sqrt(d)),
-            mean=number_text(float(w.x_hat.mean())),
+            mean=number_text(round(float(w.x_hat.mean()), 10)),  # 1e-17 is rounding, not a mean
             var=number_text(float((w.x_hat**2).mean()), 6),
         )
-        parts = [steps, Text(""), table, Text(""), Text(norm_line), Text(self.words("source"), style="dim")]
-        if self.model_note:
-            parts.append(Text(self.model_note, style="italic"))
+        parts = [steps, Text(""), Text(norm_line), Text(self.words("source"), style="dim"), Text(""), table]
+        if self.model_note:  # on top: the table below is as long as the model is wide
+            parts.insert(0, Text(self.model_note, style="italic"))
         self.query_one("#ln-result", LiveStatic).show_content(Group(*parts), (d, bool(self.model_note)))
 
     # -- actions ------------------------------------------------------------------------------
