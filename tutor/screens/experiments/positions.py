@@ -361,7 +361,8 @@ class PositionsScreen(ExperimentScreen):
         if guesses.base == self.trained_base:
             changed_header = self.words("trained_column", base=base_text(guesses.base))
         table.add_column(changed_header)
-        for rank, (trained, changed) in enumerate(zip(guesses.trained, guesses.changed, strict=False)):
+        shown = TOP_K if self.size.height >= 32 else 3  # small windows keep their rows for the tables
+        for rank, (trained, changed) in enumerate(zip(guesses.trained[:shown], guesses.changed[:shown], strict=True)):
             note = ""
             if rank == 0:
                 note = self.words("same_top" if same else "changed_top")
