@@ -294,3 +294,20 @@ def test_line_chart_marks_series_without_colour() -> None:
     text = "\n".join("".join(ch for ch, _ in row) for row in cells)
     assert "*" in text and "o" in text
     assert text.split("\n")[0][0] == "o" and text.split("\n")[-1][0] == "*"  # b starts high, a starts low
+
+
+@pytest.mark.parametrize("name", ["positions", "layernorm-calc", "training"])
+async def test_experiments_speak_chinese_footer_included(store, name: str) -> None:
+    app = make_app(store, lang="zh")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_experiment(pilot, name)
+        await pilot.press("f2")  # base 10 · the example · (nothing)
+        await settle(pilot)
+        text = screen_text(app)
+        assert "返回" in text and "Back" not in text
+        chinese, english = {
+            "positions": ("训练之外", "OFF-TRAINING"),
+            "layernorm-calc": ("方差", "variance"),
+            "training": ("验证损失", "Validation loss"),
+        }[name]
+        assert chinese in text and english not in text

@@ -21,8 +21,14 @@ from textual.widgets import Input, Label, Static
 
 from model import GPT, layer_norm
 from tutor.i18n import pick
-from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
 from tutor.widgets.live_static import LiveStatic
+
+KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
+    "back": ("Back", "返回"),
+    "example": ("Example [1 2 3 4]", "示例 [1 2 3 4]"),
+    "from_model": ("Model's vector", "模型的向量"),
+}
 
 WORDS: dict[str, tuple[str, str]] = {
     "x_placeholder": ("numbers, e.g. 1 2 3 4 or 1, -2.5, 3e2", "数字，例如 1 2 3 4 或 1, -2.5, 3e2"),
@@ -151,6 +157,7 @@ class LayerNormCalcScreen(ExperimentScreen):
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
+        localize_bindings(self, KEY_WORDS, lang)
         self.worked: Worked | None = None
         self.model_note = ""
 
@@ -173,6 +180,8 @@ class LayerNormCalcScreen(ExperimentScreen):
             yield LiveStatic(id="ln-result")
 
     def on_mount(self) -> None:
+        for field in self.query(Input):
+            field.cursor_blink = False  # blinking costs bandwidth over SSH
         self.query_one("#ln-x", Input).focus()
         self.recompute(notify=False)
 

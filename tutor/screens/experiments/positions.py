@@ -22,7 +22,7 @@ from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 
 from model import GPT, sinusoidal_positions
 from tutor.i18n import pick
-from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
 from tutor.view import sequential_style, visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.live_static import LiveStatic
@@ -30,6 +30,16 @@ from tutor.widgets.live_static import LiveStatic
 MAX_POSITIONS = 128  # rows shown; GPT-2's 1024 positions would only repeat the story
 TOP_K = 5
 PRESETS = {"f2": 10.0, "f3": 10000.0, "f4": 1e6}
+
+KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
+    "back": ("Back", "返回"),
+    "preset('f2')": ("Base 10", "基数 10"),
+    "preset('f3')": ("10000", "10000"),
+    "preset('f4')": ("1e6", "1e6"),
+    "next_tab": ("Next table", "下一张表"),
+    "screen.scale_base(10)": ("Base ×10", "基数 ×10"),
+    "screen.scale_base(0.1)": ("Base ÷10", "基数 ÷10"),
+}
 
 WORDS: dict[str, tuple[str, str]] = {
     "base_placeholder": ("base, e.g. 10, 10000, 1e6", "基数，例如 10、10000、1e6"),
@@ -154,6 +164,7 @@ class PositionsScreen(ExperimentScreen):
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
+        localize_bindings(self, KEY_WORDS, lang)
         self.trained_base = float(gpt.config.pos_base)
         self.base = self.trained_base
         self.uses_base = gpt.config.positional in ("sinusoidal", "rope")
@@ -183,6 +194,7 @@ class PositionsScreen(ExperimentScreen):
                 yield HeatmapGrid(label_width=9, id="pos-rope")
 
     def on_mount(self) -> None:
+        localize_bindings(self.query_one(BaseInput), KEY_WORDS, self.lang)
         for field in self.query(Input):
             field.cursor_blink = False
         self.query_one("#pos-base", Input).focus()

@@ -32,9 +32,17 @@ from model.train import RECIPES, Progress, Recipe, TrainingError, new_state, run
 from model.weights import SHIPPED_DIR, WeightsError, read_safetensors, shipped_models
 from tutor.i18n import pick
 from tutor.paths import content_dir
-from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
 from tutor.widgets.line_chart import LineChart, Series
 from tutor.widgets.live_static import LiveStatic
+
+KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
+    "back": ("Back", "返回"),
+    "run_live": ("Run live", "现场训练"),
+    "cancel_live": ("Cancel", "取消"),
+    "toggle_view": ("Stored/live", "已存/现场"),
+    "toggle_all": ("All/pair", "全部/两个"),
+}
 
 WORDS: dict[str, tuple[str, str]] = {
     "stored_title": (
@@ -215,6 +223,7 @@ class TrainingScreen(ExperimentScreen):
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
+        localize_bindings(self, KEY_WORDS, lang)
         self.records = shipped_records()
         self.showing_live = False
         self.showing_all = True
