@@ -294,6 +294,7 @@ def test_line_chart_marks_series_without_colour() -> None:
     text = "\n".join("".join(ch for ch, _ in row) for row in cells)
     assert "*" in text and "o" in text
     assert text.split("\n")[0][0] == "o" and text.split("\n")[-1][0] == "*"  # b starts high, a starts low
+    assert text.split("\n")[2] == "    **    "  # where they cross, a (listed first) is on top
 
 
 @pytest.mark.parametrize("name", ["positions", "layernorm-calc", "training"])
@@ -311,3 +312,20 @@ async def test_experiments_speak_chinese_footer_included(store, name: str) -> No
             "training": ("验证损失", "Validation loss"),
         }[name]
         assert chinese in text and english not in text
+
+
+@pytest.mark.parametrize("name", ["positions", "layernorm-calc", "training"])
+async def test_experiments_draw_without_colour(store, monkeypatch, name: str) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.no_color
+        await open_experiment(pilot, name)
+        await pilot.press("a" if name == "training" else "f2")  # tiny vs noresidual · base 10 · the example
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Esc Back" in text
+        if name == "training":  # the curves are drawn with their markers, not braille
+            plot = "\n".join(line[8:] for line in text.split("\n") if line[7:8] in ("┤", "│"))
+            assert "*" in plot and "@" in plot
+            assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in plot)

@@ -96,7 +96,7 @@ class LineChart(Widget):
         lines: list[list[Segment]] = [[]]
         used = 0
         for s in self.series:
-            entry = [Segment(f"{s.marker}", Style(color=s.color, bold=True)), Segment(f" {s.name}  ")]
+            entry = [Segment(f"{s.marker}", Style(color=s.color, bold=True)), Segment(f" {s.name}  ", Style())]
             size = sum(cell_len(seg.text) for seg in entry)
             if used and used + size > width:
                 lines.append([])
@@ -141,8 +141,9 @@ class LineChart(Widget):
             ticks[start : start + len(text)] = list(text)
         strips.append(Strip([Segment(" " * Y_LABEL_WIDTH + "".join(ticks), dim)]).crop(0, width))
         strips.append(Strip([Segment(self.x_label.rjust(width), dim)]).crop(0, width))
-        for line in legend:
-            strips.append(Strip([Segment(" "), *line]).crop(0, width).extend_cell_length(width, base))
+        for line in legend:  # every segment styled: NO_COLOR's filter cannot take a segment without a style
+            segments = [Segment(" ", base), *(Segment(seg.text, base + seg.style) for seg in line)]
+            strips.append(Strip(segments).crop(0, width).extend_cell_length(width, base))
         return [strip.extend_cell_length(width, base) for strip in strips[:height]]
 
     def _plot_cells(
@@ -163,7 +164,7 @@ class LineChart(Widget):
         def to_dot(x: float, y: float) -> tuple[float, float]:
             return (x - x0) / (x1 - x0) * (columns - 1), (y1 - y) / (y1 - y0) * (rows - 1)
 
-        for s in self.series:
+        for s in reversed(self.series):  # the first series ends on top where curves cross
             points = [
                 to_dot(float(x), float(y))
                 for x, y in zip(s.xs, s.ys, strict=True)
