@@ -128,6 +128,12 @@ class TutorApp(App[None]):
         if notice:
             self.notify(notice, severity="warning", timeout=10)
 
+    def save_now(self) -> None:
+        """For results the learner earned (a quiz, an exercise): written at once, not on a timer."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save()
+
     def hang_up(self) -> None:
         """Save first (the terminal may be gone already), then leave."""
         self._save()
@@ -190,7 +196,9 @@ class TutorApp(App[None]):
                 self.open_lesson_now(lesson_id)
 
         current = self.main.lesson.id if self.main.lesson else None
-        self.push_screen(LessonListScreen(self.lessons, set(self.progress.done), current, self.lang), chosen)
+        self.push_screen(
+            LessonListScreen(self.lessons, set(self.progress.done), current, self.lang, self.progress.quiz), chosen
+        )
 
     # -- practice: quick checks, experiments, exercises ---------------------------------------------
 
