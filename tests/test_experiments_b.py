@@ -55,7 +55,10 @@ async def test_positions_tables_follow_the_typed_base(store) -> None:
         pe = table.astype(np.float64)
         similarity = grid_values(screen.query_one("#pos-similarity", HeatmapGrid))
         assert np.allclose(similarity, pe @ pe.T)
-        assert f"PE(p)·PE(p) = {pe[0] @ pe[0]:.2f}" in screen.query_one("#pos-similarity-note").render().plain
+        note = str(screen.query_one("#pos-similarity-note").render())
+        k = 4 + int(np.argmax((pe @ pe.T)[0, 4:]))
+        assert f"Distance 0: {pe[0] @ pe[0]:.2f}; 1: {pe[0] @ pe[1]:.2f}; 63: {pe[0] @ pe[63]:.2f}" in note
+        assert f"distance of 4 or more: {k}, {pe[0] @ pe[k]:.2f}." in note
         angles = grid_values(screen.query_one("#pos-rope", HeatmapGrid))
         assert np.allclose(angles, rope_angles(sinusoidal_positions(n, 16, 10.0)))
         # θ = pos / base^(2i/d_head), mod 2π: the formula agrees with what was read back from the table

@@ -59,12 +59,10 @@ WORDS: dict[str, tuple[str, str]] = {
         "（每 {first} 个位置一整圈）；最后一对转 {last_rate} 弧度（每 {last} 个位置一圈）。",
     ),
     "similarity_note": (
-        "PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ): it depends only on p − q. PE(p)·PE(p) = {self_dot}. "
-        "Neighbours PE(0)·PE(1) = {neighbours}; PE(0)·PE({far}) = {farthest}; the most alike pair at least "
-        "4 apart: p={p}, q={q}, {best}.",
-        "PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ)：只取决于 p − q。PE(p)·PE(p) = {self_dot}。"
-        "相邻 PE(0)·PE(1) = {neighbours}；PE(0)·PE({far}) = {farthest}；相距至少 4 的最相似的一对："
-        "p={p}，q={q}，{best}。",
+        "PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ): it depends only on the distance p − q. Distance 0: {self_dot}; "
+        "1: {neighbours}; {far}: {farthest}; the most alike at a distance of 4 or more: {k}, {best}.",
+        "PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ)：只取决于距离 p − q。距离 0：{self_dot}；"
+        "1：{neighbours}；{far}：{farthest}；距离 4 及以上最相似的：{k}，{best}。",
     ),
     "rope_note": (
         "RoPE turns each pair (q₂ᵢ, q₂ᵢ₊₁) of a head (d_head = {d}) by θ = pos / base^(2i/d_head); shown mod 2π, "
@@ -235,19 +233,17 @@ class PositionsScreen(ExperimentScreen):
         pe = table.astype(np.float64)
         similarity = pe @ pe.T
         n = len(pe)
-        far = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) >= 4
-        masked = np.where(far, similarity, -np.inf)
-        p, q = np.unravel_index(int(np.argmax(masked)), masked.shape) if far.any() else (0, 0)
+        row = similarity[0]  # every row is this one shifted: the distance is all that counts
+        k = 4 + int(np.argmax(row[4:])) if n > 4 else None
         self.query_one("#pos-similarity-note", Static).update(
             self.words(
                 "similarity_note",
-                self_dot=f"{similarity[0, 0]:.2f}",
-                neighbours=f"{similarity[0, 1]:.2f}" if n > 1 else "—",
+                self_dot=f"{row[0]:.2f}",
+                neighbours=f"{row[1]:.2f}" if n > 1 else "—",
                 far=n - 1,
-                farthest=f"{similarity[0, n - 1]:.2f}",
-                p=int(min(p, q)),
-                q=int(max(p, q)),
-                best=f"{similarity[p, q]:.2f}" if far.any() else "—",
+                farthest=f"{row[n - 1]:.2f}",
+                k=k if k is not None else "—",
+                best=f"{row[k]:.2f}" if k is not None else "—",
             )
         )
         rows = [GridRow(self.words("row_p", p=p), similarity[p]) for p in range(n)]
@@ -361,6 +357,8 @@ class PositionsScreen(ExperimentScreen):
                 lines.append(Text(self.words("empty_prompt"), style="dim"))
             elif self.guesses is not None and self.guesses.prompt == self.prompt and self.guesses.base == self.base:
                 lines.append(self._guess_table(self.guesses))
+                if self.guesses.dropped:
+                    lines.append(Text(self.words("dropped", n=self.guesses.dropped), style="dim"))
         shape = (len(lines), self.guesses is not None)
         self.query_one("#pos-model", LiveStatic).show_content(_stack(lines), shape)
 

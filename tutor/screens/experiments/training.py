@@ -27,7 +27,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from model import GPT
-from model.corpus import load_corpus
+from model.corpus import CorpusError, load_corpus
 from model.train import RECIPES, Progress, Recipe, TrainingError, new_state, run
 from model.weights import SHIPPED_DIR, WeightsError, read_safetensors, shipped_models
 from tutor.i18n import pick
@@ -373,7 +373,7 @@ class TrainingScreen(ExperimentScreen):
                     ]
                     for future in futures:
                         future.result()
-        except (TrainingError, OSError, ValueError) as error:
+        except (TrainingError, CorpusError, OSError, ValueError) as error:
             stop.set()
             self._post(LiveEnded(run_id, cancelled=True, error=str(error)))
             return
