@@ -44,6 +44,7 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
 WORDS: dict[str, tuple[str, str]] = {
     "base_placeholder": ("base, e.g. 10, 10000, 1e6", "基数，例如 10、10000、1e6"),
     "prompt_placeholder": ("prompt, e.g. 猫追狗", "提示词，例如 猫追狗"),
+    "base": ("base", "基数"),
     "prompt": ("prompt", "提示词"),
     "bad_base": (
         "The base must be a positive number, such as 10, 10000 or 1e6 (got “{text}”).",
@@ -173,7 +174,7 @@ class PositionsScreen(ExperimentScreen):
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(classes="pos-row"):
-            yield Label("base")
+            yield Label(self.words("base"))
             yield BaseInput(
                 base_text(self.base), placeholder=self.words("base_placeholder"), id="pos-base", compact=True
             )

@@ -189,22 +189,30 @@ class LiveCurves:
         return min(self.steps_done.get(name, 0) for name in self.settings.variants)
 
 
+@dataclass
 class LiveStarted(Message):
-    def __init__(self, run_id: int, baselines: dict[str, float], val_loss: dict[str, tuple[int, float]]) -> None:
-        super().__init__()
-        self.run_id, self.baselines, self.val_loss = run_id, baselines, val_loss
+    """The corpus is read and both models are built; training begins."""
+
+    run_id: int
+    baselines: dict[str, float]
 
 
+@dataclass
 class LiveStep(Message):
-    def __init__(self, run_id: int, variant: str, progress: Progress) -> None:
-        super().__init__()
-        self.run_id, self.variant, self.progress = run_id, variant, progress
+    """One model finished one step (with a validation loss every `eval_every` steps)."""
+
+    run_id: int
+    variant: str
+    progress: Progress
 
 
+@dataclass
 class LiveEnded(Message):
-    def __init__(self, run_id: int, cancelled: bool, error: str | None = None) -> None:
-        super().__init__()
-        self.run_id, self.cancelled, self.error = run_id, cancelled, error
+    """The run finished, was cancelled, or failed with `error`."""
+
+    run_id: int
+    cancelled: bool
+    error: str | None = None
 
 
 class TrainingScreen(ExperimentScreen):
@@ -358,7 +366,7 @@ class TrainingScreen(ExperimentScreen):
             with tempfile.TemporaryDirectory(prefix="tutor-live-training-") as folder:
                 states = {name: new_state(corpus, settings.recipe(name), settings.seed) for name in settings.variants}
                 baselines = next(iter(states.values())).baselines
-                self._post(LiveStarted(run_id, baselines, {}))
+                self._post(LiveStarted(run_id, baselines))
                 with ThreadPoolExecutor(max_workers=len(states), thread_name_prefix="tutor-live") as pool:
                     futures = [
                         pool.submit(
