@@ -332,3 +332,17 @@ async def test_experiments_draw_without_colour(store, monkeypatch, name: str) ->
             plot = "\n".join(line[8:] for line in text.split("\n") if line[7:8] in ("┤", "│"))
             assert "*" in plot and "@" in plot
             assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in plot)
+
+
+async def test_positions_with_rope_rotate_by_the_heads_table(store) -> None:
+    gpt = model.load("rope")
+    app = make_app(store, gpt=gpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "positions")
+        await pilot.press("f2")
+        await settle(pilot)
+        table = grid_values(app.screen.query_one("#pos-table", HeatmapGrid))
+        assert np.array_equal(table, sinusoidal_positions(64, gpt.config.d_head, 10.0))  # RoPE's table: d_head wide
+        (_, _, prob), *_ = gpt.with_config(pos_base=10.0).run(app.screen.prompt).top_k(1)
+        text = screen_text(app, "#pos-model")
+        assert "rope positions, trained with base 10000" in text and f"{prob:6.1%}".strip() in text
