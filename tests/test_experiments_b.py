@@ -346,3 +346,14 @@ async def test_positions_with_rope_rotate_by_the_heads_table(store) -> None:
         (_, _, prob), *_ = gpt.with_config(pos_base=10.0).run(app.screen.prompt).top_k(1)
         text = screen_text(app, "#pos-model")
         assert "rope positions, trained with base 10000" in text and f"{prob:6.1%}".strip() in text
+
+
+async def test_positions_highlight_the_prompts_rows(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "positions")
+        await pilot.press("tab", "ctrl+a", "ctrl+k", *"猫追狗的猫")
+        await settle(pilot)
+        assert app.screen.prompt == "猫追狗的猫"
+        for grid in app.screen.query(HeatmapGrid):
+            assert [row.highlight for row in grid.rows[:7]] == [True] * 5 + [False] * 2

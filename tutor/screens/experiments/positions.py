@@ -212,6 +212,11 @@ class PositionsScreen(ExperimentScreen):
         cfg = self.gpt.config
         return cfg.d_head if cfg.positional == "rope" else cfg.d_model
 
+    @property
+    def prompt_positions(self) -> int:
+        """How many positions the prompt takes: their rows are highlighted."""
+        return len(self.gpt.prompt_tokens(self.prompt)[0]) if self.prompt else 0
+
     # -- the tables ---------------------------------------------------------------------------
 
     def show_tables(self) -> None:
@@ -227,7 +232,8 @@ class PositionsScreen(ExperimentScreen):
         self.query_one("#pos-table-note", Static).update(
             self.words("table_note", d=d, first=_turn(1.0), last_rate=f"{last_rate:.3g}", last=_turn(last_rate))
         )
-        rows = [GridRow(self.words("row_pos", p=p), table[p].astype(np.float64)) for p in range(n)]
+        used = self.prompt_positions
+        rows = [GridRow(self.words("row_pos", p=p), table[p].astype(np.float64), p < used) for p in range(n)]
         self.query_one("#pos-table", HeatmapGrid).set_rows(rows, [str(j) for j in range(d)], scale=1.0)
 
     def _show_similarity(self, table: np.ndarray) -> None:
@@ -247,14 +253,16 @@ class PositionsScreen(ExperimentScreen):
                 best=f"{row[k]:.2f}" if k is not None else "—",
             )
         )
-        rows = [GridRow(self.words("row_p", p=p), similarity[p]) for p in range(n)]
+        used = self.prompt_positions
+        rows = [GridRow(self.words("row_p", p=p), similarity[p], p < used) for p in range(n)]
         scale = float(np.abs(similarity).max()) or 1.0
         self.query_one("#pos-similarity", HeatmapGrid).set_rows(rows, [str(q) for q in range(n)], scale=scale)
 
     def _show_rope(self, table: np.ndarray) -> None:
         angles = rope_angles(table)
         self.query_one("#pos-rope-note", Static).update(self.words("rope_note", d=table.shape[1]))
-        rows = [GridRow(self.words("row_pos", p=p), angles[p]) for p in range(len(angles))]
+        used = self.prompt_positions
+        rows = [GridRow(self.words("row_pos", p=p), angles[p], p < used) for p in range(len(angles))]
         self.query_one("#pos-rope", HeatmapGrid).set_rows(
             rows,
             [f"i={i}" for i in range(angles.shape[1])],
@@ -276,6 +284,7 @@ class PositionsScreen(ExperimentScreen):
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "pos-prompt":
             self.prompt = event.value
+            self.show_tables()  # the prompt's rows are highlighted
             self.refresh_model()
             return
         base = parse_base(event.value)
