@@ -61,6 +61,14 @@ def make_gpt() -> Callable[..., GPT]:
     return make
 
 
+@pytest.fixture(autouse=True)
+def exercises_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test's exercise screens and `tutor exercises` write here, never into the learner's own folder."""
+    folder = tmp_path / "exercises-home"
+    monkeypatch.setenv("TUTOR_EXERCISES_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny() -> GPT:
     return model.load("tiny")

@@ -128,6 +128,12 @@ class TutorApp(App[None]):
         if notice:
             self.notify(notice, severity="warning", timeout=10)
 
+    def save_now(self) -> None:
+        """For results the learner earned (a quiz, an exercise): written at once, not on a timer."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save()
+
     def hang_up(self) -> None:
         """Save first (the terminal may be gone already), then leave."""
         self._save()
@@ -190,13 +196,15 @@ class TutorApp(App[None]):
                 self.open_lesson_now(lesson_id)
 
         current = self.main.lesson.id if self.main.lesson else None
-        self.push_screen(LessonListScreen(self.lessons, set(self.progress.done), current, self.lang), chosen)
+        self.push_screen(
+            LessonListScreen(self.lessons, set(self.progress.done), current, self.lang, self.progress.quiz), chosen
+        )
 
     # -- practice: quick checks, experiments, exercises ---------------------------------------------
 
     def practice_items(self) -> list[tuple[str, str]]:
         """(label, tutor: link) for the practice menu and the palette: quiz first, then the rest."""
-        from tutor.exercises import EXERCISES
+        from tutor.exercises import EXERCISES, status_mark
         from tutor.screens.experiments import SCREENS, title
 
         items: list[tuple[str, str]] = []
@@ -207,7 +215,11 @@ class TutorApp(App[None]):
             (t("experiment_item", self.lang, title=title(n, self.lang)), f"tutor:experiment?name={n}") for n in SCREENS
         ]
         items += [
-            (t("exercise_item", self.lang, title=exercise.title(self.lang)), f"tutor:exercise?name={name}")
+            (
+                f"{t('exercise_item', self.lang, title=exercise.title(self.lang))} "
+                f"{status_mark(self.progress.exercises.get(name), untried='')}".rstrip(),
+                f"tutor:exercise?name={name}",
+            )
             for name, exercise in EXERCISES.items()
         ]
         return items

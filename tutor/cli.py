@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tutor import __version__, train_command
+from tutor import __version__, exercises_command, train_command
 from tutor.allocator import keep_freed_memory
 from tutor.language import LANGUAGES, detect_language
 
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="check every lesson in both languages; exit 1 on problems"
     )
     train_command.register(commands)
+    exercises_command.register(commands)
     return parser
 
 
@@ -89,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_lessons(lang, check=args.check)
         if args.command == "train":
             return train_command.run_train(args)
+        if args.command == "exercises":
+            return exercises_command.run_exercises(args, lang)
         return run_app(args.model, lang)
     except KeyboardInterrupt:
         return 130

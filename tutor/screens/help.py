@@ -20,6 +20,11 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     ("F4 / shift+F4", "next / previous attention head (also ] / [)", "下一个 / 上一个注意力头（也可用 ] / [）"),
     ("F6", "next panel", "下一个面板"),
     ("F9", "the lesson's links, to follow without a mouse", "本课的链接，不用鼠标也能执行"),
+    (
+        "F10",
+        "practice: the lesson's quick check, the experiments, the coding exercises",
+        "练习：本课的小测验、实验和编程练习",
+    ),
     ("F2", "lesson list", "课程列表"),
     ("F7 / F8", "previous / next lesson (F8 marks this one done)", "上一课 / 下一课（F8 会把本课标为完成）"),
     (
@@ -30,7 +35,7 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     ("F5", "中文 / English", "中文 / English"),
     ("/", "back to the prompt", "回到提示词输入框"),
     ("tab / shift+tab", "move the focus", "切换焦点"),
-    ("ctrl+p", "command palette: lessons, models, steps", "命令面板：课程、模型、步骤"),
+    ("ctrl+p", "command palette: lessons, models, steps, practice", "命令面板：课程、模型、步骤、练习"),
     ("F1 or ?", "this help", "本帮助"),
     ("ctrl+q", "quit (progress is saved as you go)", "退出（进度随时自动保存）"),
 ]

@@ -23,9 +23,24 @@ class LessonListScreen(ModalScreen[str | None]):
     LessonListScreen OptionList { height: auto; max-height: 30; border: none; }
     """
 
-    def __init__(self, lessons: list[Lesson], done: set[str], current: str | None, lang: str) -> None:
+    def __init__(
+        self,
+        lessons: list[Lesson],
+        done: set[str],
+        current: str | None,
+        lang: str,
+        quiz: dict[str, object] | None = None,
+    ) -> None:
         super().__init__()
         self.lessons, self.done, self.current, self.lang = lessons, done, current, lang
+        self.quiz = quiz or {}
+
+    def quiz_mark(self, lesson_id: str) -> str:
+        """The last quick-check score, e.g. "  3/4", when the learner has taken it."""
+        record = self.quiz.get(lesson_id)
+        if isinstance(record, dict) and isinstance(record.get("score"), int) and isinstance(record.get("total"), int):
+            return f"  {record['score']}/{record['total']}"
+        return ""
 
     def compose(self) -> ComposeResult:
         from textual.containers import Vertical
@@ -39,6 +54,7 @@ class LessonListScreen(ModalScreen[str | None]):
             options = [
                 Option(
                     f"{'✓' if lesson.id in self.done else ' '} {n:>2}. {lesson.title}"
+                    + self.quiz_mark(lesson.id)
                     + ("  ⚠" if lesson.warnings else ""),
                     id=lesson.id,
                 )

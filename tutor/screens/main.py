@@ -42,9 +42,17 @@ PANEL_FOR_KIND = {
 
 class MainScreen(Screen[None]):
     BINDINGS = [
+        # Footer order is what a learner needs first: at 80 columns only the first eight fit (F1 lists all).
         # priority: the prompt (a scrolling widget underneath) would otherwise claim these keys
         Binding("down", "step(1)", "Step", key_display="↓↑", priority=True),
         Binding("up", "step(-1)", "Back", show=False, priority=True),
+        Binding("f3", "toggle_lesson", "Lesson/panels"),
+        Binding("f8", "lesson(1)", "Next lesson"),
+        Binding("f7", "lesson(-1)", "Prev lesson", show=False),
+        Binding("f10", "practice", "Practice"),
+        Binding("f9", "links", "Try it"),
+        Binding("f1", "help", "Help"),
+        Binding("f2", "lessons", "Lessons"),
         Binding("pagedown", "block(1)", "Block", key_display="PgDn", priority=True),
         Binding("pageup", "block(-1)", "Block back", show=False, priority=True),
         Binding("shift+up", "first_step", "First step", show=False, priority=True),
@@ -54,14 +62,7 @@ class MainScreen(Screen[None]):
         Binding("f4", "head(1)", "Head"),
         Binding("shift+f4", "head(-1)", "Head back", show=False),
         Binding("f6", "next_panel", "Panel"),
-        Binding("f2", "lessons", "Lessons"),
-        Binding("f7", "lesson(-1)", "Prev lesson", show=False),
-        Binding("f8", "lesson(1)", "Next lesson"),
-        Binding("f3", "toggle_lesson", "Lesson/panels"),
         Binding("f5", "toggle_language", "中/En"),
-        Binding("f9", "links", "Try it"),
-        Binding("f10", "practice", "Practice"),
-        Binding("f1", "help", "Help"),
         # single keys, only when the prompt does not have the focus (the input would type them)
         Binding("j", "step(1)", show=False),
         Binding("k", "step(-1)", show=False),
