@@ -19,14 +19,12 @@ def layer_norm(
 
     x̂ has mean 0 and variance σ²/(σ²+ε) ≈ 1, so ‖x̂‖ ≈ √d. γ and β are learned, one per dimension.
     """
-    d = x.shape[-1]
-    mu = x.sum(axis=-1, keepdims=True) / d  # sum / d: NumPy's .mean() adds ~5 µs of Python per call
+    mu = x.mean(axis=-1, keepdims=True)
     hook("hook_mean", mu)
-    centered = x - mu
-    var = (centered * centered).sum(axis=-1, keepdims=True) / d
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
     scale = np.sqrt(var + eps)
     hook("hook_scale", scale)
-    x_hat = centered / scale
+    x_hat = (x - mu) / scale
     hook("hook_xhat", x_hat)
     y = gamma * x_hat + beta
     hook("hook_normalized", y)
