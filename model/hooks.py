@@ -18,8 +18,23 @@ def no_hook(name: str, value: np.ndarray) -> None:
     """The hook for a forward pass that records nothing."""
 
 
+class Scoped:
+    """`hook` with every name filed under `prefix`; scopes inside scopes join their prefixes,
+    so a hook deep in a block is one call away from the trace, not three."""
+
+    __slots__ = ("hook", "prefix")
+
+    def __init__(self, hook: Hook, prefix: str) -> None:
+        self.hook, self.prefix = hook, prefix
+
+    def __call__(self, name: str, value: np.ndarray) -> None:
+        self.hook(self.prefix + name, value)
+
+
 def scoped(hook: Hook, prefix: str) -> Hook:
     """A hook that files every name under `prefix` (e.g. "blocks.0.ln1.")."""
     if hook is no_hook:
         return no_hook
-    return lambda name, value: hook(prefix + name, value)
+    if isinstance(hook, Scoped):
+        return Scoped(hook.hook, hook.prefix + prefix)
+    return Scoped(hook, prefix)

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from tutor import __version__, exercises_command, progress_command, train_command
+from tutor.allocator import keep_freed_memory
 from tutor.language import LANGUAGES, detect_language
 
 
@@ -77,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # and a lab machine runs thirty of these at once.
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    keep_freed_memory()  # each keystroke's trace reuses the last one's memory (tutor/allocator.py)
     use_utf8_terminals()
     args = build_parser().parse_args(argv)
     lang = args.lang or detect_language()

@@ -234,7 +234,8 @@ class MainScreen(Screen[None]):
                 model=self.gpt.name,
                 status=status,
                 language=language,
-            )
+            ),
+            layout=False,  # one row, always: a re-layout of the whole screen on every key costs a frame
         )
 
     @on(TabbedContent.TabActivated, "#panels")
@@ -247,8 +248,12 @@ class MainScreen(Screen[None]):
         if self.trace is None:
             return
         self.step_index = max(0, min(index, len(self.trace.steps) - 1))
-        self.query_one("#panels", TabbedContent).active = PANEL_FOR_KIND[self.trace.steps[self.step_index].kind]
-        self.refresh_panels()
+        tabs = self.query_one("#panels", TabbedContent)
+        panel = PANEL_FOR_KIND[self.trace.steps[self.step_index].kind]
+        if tabs.active == panel or not tabs.display:
+            self.refresh_panels()
+        else:  # the tab's TabActivated redraws the panels once, when the new tab has its size
+            tabs.active = panel
         self.app.remember(step=self.trace.steps[self.step_index].name)  # type: ignore[attr-defined]
 
     def action_step(self, delta: int) -> None:

@@ -13,5 +13,9 @@ class LiveStatic(Static):
 
     def show_content(self, content: VisualType, shape: object) -> None:
         """`shape`: anything that changes exactly when the height may (a row count, a flag)."""
+        if not self.size.width:  # hidden (a tab not shown yet): showing it will lay it out anyway
+            self.update(content, layout=False)
+            self._shape = None
+            return
         self.update(content, layout=shape != self._shape)
         self._shape = shape

@@ -42,7 +42,8 @@ class TokenStrip(LiveStatic):
         else:
             for chip in chips:
                 text.append_text(chip)
-        self.show_content(text, (text.cell_len, self.size.width))
+        height = len(text.wrap(self.app.console, max(1, width), overflow="fold")) if width > 0 else 1
+        self.show_content(text, min(height, MAX_LINES))  # a new token rarely adds a line: no re-layout then
 
 
 def wrap_chips(chips: list[Text], width: int) -> list[list[Text]]:

@@ -52,10 +52,10 @@ class VectorsPanel(Vertical):
             rows += rows_of(t(title, lang), trace["hook_pos_embed"])
             rows += rows_of(t("sum_vector", lang), trace["blocks.0.hook_resid_pre"])
             base = f" · base {cfg.pos_base:g}" if cfg.positional == "sinusoidal" else ""
-            note.update(f"d_model = {cfg.d_model}{base}" + self.largest(view, "blocks.0.hook_resid_pre"))
+            note.update(f"d_model = {cfg.d_model}{base}" + self.largest(view, "blocks.0.hook_resid_pre"), layout=False)
             columns = [str(i) for i in range(cfg.d_model)]
         elif rope:
-            note.update(f"d_model = {cfg.d_model}" + self.largest(view, "hook_embed"))
+            note.update(f"d_model = {cfg.d_model}" + self.largest(view, "hook_embed"), layout=False)
             angle_note.update(t("rope_note", lang))
             pe = sinusoidal_positions(view.n_tokens, cfg.d_head, cfg.pos_base).astype(np.float64)
             angles = np.arctan2(pe[:, 0::2], pe[:, 1::2]) % (2 * math.pi)  # θ from (sin θ, cos θ)
@@ -66,7 +66,7 @@ class VectorsPanel(Vertical):
             angles_grid.set_rows(angle_rows, [f"θ{i}" for i in range(cfg.d_head // 2)], scale=2 * math.pi)
             columns = [str(i) for i in range(cfg.d_model)]
         else:
-            note.update(t("no_position", lang) + self.largest(view, "hook_embed"))
+            note.update(t("no_position", lang) + self.largest(view, "hook_embed"), layout=False)
             columns = [str(i) for i in range(cfg.d_model)]
         grid.set_rows(rows, columns)
 

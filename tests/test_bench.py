@@ -1,0 +1,93 @@
+"""The benchmark command keeps working: a quick run of its cheap rows, and its references compute what we do.
+
+No time is asserted anywhere: these check that the figures exist and are measured on the right thing.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import model
+from tutor.allocator import keep_freed_memory
+from tutor.bench.__main__ import main as bench_main
+from tutor.bench.measure import percentile
+from tutor.bench.terminal import mapping_memory, memory
+
+
+def test_quick_run_prints_one_row_per_figure() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "tutor.bench", "--quick", "--only", "trace,keys"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    assert result.returncode == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "figure" not in line]
+    assert len(rows) == 3 + 4  # three trace sizes; typing and stepping at two window sizes
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert float(cells[3]) > 0  # the ratio of two measured figures
+    assert any("120×40" in row for row in rows) and any("80×24" in row for row in rows)
+
+
+def test_unknown_group_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_main(["--only", "forwrd"]) == 2
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "forwrd" in out
+
+
+def test_percentile_is_nearest_rank() -> None:
+    samples = [float(n) for n in range(1, 101)]
+    assert percentile(samples, 0.5) == 50.0
+    assert percentile(samples, 0.95) == 95.0
+    assert percentile([3.0], 0.95) == 3.0
+
+
+def test_memory_reads_this_process_and_its_weights_mapping() -> None:
+    gpt = model.load("tiny")
+    rss, pss = memory(os.getpid())
+    assert 0 < pss <= rss
+    wte = gpt.params["wte"]
+    assert wte.sum() != 0  # reads every page of the embedding from the mapped file
+    weights_rss, weights_pss = mapping_memory(os.getpid(), "tiny.safetensors")
+    # at least the pages just read (other tests' models may map the file too, so no upper bound)
+    assert weights_rss >= wte.nbytes - 2 * 4096
+    assert 0 < weights_pss <= weights_rss
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_malloc_thresholds_can_be_set() -> None:
+    assert keep_freed_memory()
+
+
+def test_torch_reference_computes_the_same_logits() -> None:
+    pytest.importorskip("torch")
+    from tutor.bench.reference import max_abs_difference, torch_forward
+
+    gpt = model.load("tiny")
+    ids = np.arange(300, 340, dtype=np.intp)
+    assert max_abs_difference(gpt.forward(ids), torch_forward(gpt)(ids)) < 1e-4
+
+
+def test_torch_training_model_starts_from_our_weights() -> None:
+    torch = pytest.importorskip("torch")
+    from model.gradients import loss_and_gradients
+    from model.params import init_params
+    from model.train import RECIPES
+    from tutor.bench.reference import torch_training_model
+
+    config = RECIPES["tiny"].config(400)
+    params = init_params(config, 3)
+    windows = np.random.default_rng(0).integers(0, 400, (2, config.n_ctx + 1))
+    ours = loss_and_gradients(params, config, windows[:, :-1], windows[:, 1:])[0]
+    tokens = torch.from_numpy(windows.astype(np.int64))
+    logits = torch_training_model(config, params)(tokens[:, :-1])
+    theirs = torch.nn.functional.cross_entropy(logits.reshape(-1, 400), tokens[:, 1:].reshape(-1)).item()
+    assert abs(float(ours) - theirs) < 1e-4

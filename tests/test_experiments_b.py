@@ -1,0 +1,359 @@
+"""The positions, LayerNorm-calculator and training experiments, driven end to end through the pilot."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_app import make_app, screen_text, settle
+
+import model
+from model import layer_norm, sinusoidal_positions
+from tutor.progress import ProgressStore
+from tutor.screens.experiments import training
+from tutor.screens.experiments.layernorm_calc import number_text, parse_numbers
+from tutor.screens.experiments.positions import rope_angles
+from tutor.widgets.heatmap import HeatmapGrid
+from tutor.widgets.line_chart import LineChart, Series
+
+
+@pytest.fixture
+def store(tmp_path) -> ProgressStore:
+    return ProgressStore(tmp_path / "state" / "progress.json")
+
+
+async def open_experiment(pilot, name: str) -> None:
+    await settle(pilot)
+    pilot.app.open_experiment(name)
+    await settle(pilot)
+
+
+def grid_values(grid: HeatmapGrid) -> np.ndarray:
+    return np.array([row.values for row in grid.rows])
+
+
+# -- positions -----------------------------------------------------------------------------------
+
+
+async def test_positions_tables_follow_the_typed_base(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "positions")
+        screen = app.screen
+        assert screen.base == 10000.0
+        await pilot.press("ctrl+u", *"10", "enter")
+        await settle(pilot)
+        assert screen.base == 10.0
+        n, d = 64, 64
+        table = sinusoidal_positions(n, d, 10.0)
+        assert np.array_equal(grid_values(screen.query_one("#pos-table", HeatmapGrid)), table)
+        text = screen_text(app)
+        row = next(line for line in text.split("\n") if line.strip().startswith("pos 1 "))
+        assert [float(v) for v in row.split()[2:8]] == pytest.approx(table[1, :6], abs=0.005)
+        pe = table.astype(np.float64)
+        similarity = grid_values(screen.query_one("#pos-similarity", HeatmapGrid))
+        assert np.allclose(similarity, pe @ pe.T)
+        note = str(screen.query_one("#pos-similarity-note").render())
+        k = 4 + int(np.argmax((pe @ pe.T)[0, 4:]))
+        assert f"Distance 0: {pe[0] @ pe[0]:.2f}; 1: {pe[0] @ pe[1]:.2f}; 63: {pe[0] @ pe[63]:.2f}" in note
+        assert f"distance of 4 or more: {k}, {pe[0] @ pe[k]:.2f}." in note
+        angles = grid_values(screen.query_one("#pos-rope", HeatmapGrid))
+        assert np.allclose(angles, rope_angles(sinusoidal_positions(n, 16, 10.0)))
+        # θ = pos / base^(2i/d_head), mod 2π: the formula agrees with what was read back from the table
+        theta = np.arange(n)[:, None] / 10.0 ** (np.arange(0, 16, 2) / 16)
+        assert np.allclose(angles, np.mod(theta, 2 * math.pi), atol=1e-5)
+
+
+async def test_positions_rerun_the_model_off_training(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "positions")
+        await pilot.press("f4")  # base 1e6
+        await settle(pilot)
+        screen = app.screen
+        assert screen.base == 1e6
+        gpt = app.main.gpt
+        prompt = screen.prompt
+        trained = gpt.run(prompt).top_k(5)
+        changed = gpt.with_config(pos_base=1e6).run(prompt).top_k(5)
+        text = screen_text(app, "#pos-model")
+        assert "OFF-TRAINING" in text
+        assert "base 10000 (trained)" in text and "base 1e+06 (off-training)" in text
+        for (_, _, p_trained), (_, _, p_changed) in zip(trained, changed, strict=True):
+            assert f"{p_trained:6.1%}".strip() in text
+            assert f"{p_changed:6.1%}".strip() in text
+        assert trained != changed  # the base matters to this model
+        await pilot.press("f3")  # back to the trained base
+        await settle(pilot)
+        assert "OFF-TRAINING" not in screen_text(app, "#pos-model")
+
+
+async def test_positions_arrow_keys_scale_the_base_and_bad_input_is_a_notice(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_experiment(pilot, "positions")
+        screen = app.screen
+        await pilot.press("down", "down")
+        assert screen.base == 100.0
+        await pilot.press("up")
+        assert screen.base == 1000.0
+        for bad in ("abc", "-5", "0", "inf"):
+            await pilot.press("ctrl+a", "ctrl+k", *bad, "enter")
+            await settle(pilot)
+            assert screen.base == 1000.0
+        assert any("positive number" in n.message for n in app._notifications)
+        assert app.screen is screen  # still there, no traceback
+
+
+async def test_positions_for_a_model_without_a_base(store, make_gpt) -> None:
+    app = make_app(store, gpt=make_gpt(positional="learned"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "positions")
+        await pilot.press("f2")
+        await settle(pilot)
+        assert "uses learned positions, not the base" in screen_text(app, "#pos-model")
+
+
+# -- LayerNorm calculator ----------------------------------------------------------------------------
+
+
+def test_number_parsing_and_text() -> None:
+    assert parse_numbers("1 2 3 4") == parse_numbers("1,2, 3 ,4") == parse_numbers("[1, 2, 3, 4]") == [1, 2, 3, 4]
+    assert parse_numbers("−1.5，2e1") == [-1.5, 20.0]
+    with pytest.raises(ValueError, match="x"):
+        parse_numbers("1 x 2")
+    assert [number_text(v) for v in (2.5, 1.25, -1.3416407864998738, 0.0, -0.0, 10.0)] == [
+        "2.5",
+        "1.25",
+        "−1.3416",
+        "0",
+        "0",
+        "10",
+    ]
+
+
+async def test_layernorm_calculator_shows_the_lessons_worked_example(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "layernorm-calc")
+        text = screen_text(app)
+        assert "μ = Σ xⱼ / d = 10 / 4 = 2.5" in text
+        assert "σ² = Σ (xⱼ − μ)² / d = 5 / 4 = 1.25" in text
+        assert "√(σ² + ε) = √(1.25 + 1e-05) = 1.118038" in text
+        x_hat = [line.split()[4] for line in text.split("\n") if line.strip()[:1] in "0123" and len(line.split()) == 8]
+        assert x_hat == ["−1.3416", "−0.4472", "0.4472", "1.3416"]
+        assert "‖x̂‖ = 2 against √d = √4 = 2" in text
+
+
+async def test_layernorm_calculator_uses_model_layer_norm_with_gamma_beta_eps(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "layernorm-calc")
+        screen = app.screen
+        await pilot.press("ctrl+a", "ctrl+k", *"3, -1.5, 0.25", "tab", *"2", "tab", *"1 0 -1", "tab")
+        await pilot.press("ctrl+a", "ctrl+k", *"0.1", "enter")
+        await settle(pilot)
+        x = np.array([3, -1.5, 0.25])
+        expected = layer_norm(x, np.full(3, 2.0), np.array([1.0, 0.0, -1.0]), 0.1)
+        assert np.allclose(screen.worked.y, expected)
+        text = screen_text(app)
+        rows = [line.split() for line in text.split("\n") if len(line.split()) == 8 and line.split()[0] in "012"]
+        assert [r[7] for r in rows] == [number_text(v) for v in expected]
+        mean, var = x.mean(), x.var()
+        assert f"= {number_text(mean)}" in text and f"= {number_text(var)}" in text
+        assert f"= {number_text(math.sqrt(var + 0.1), 6)}" in text
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "notice"),
+    [
+        ("#ln-x", "1 two 3", "“two” is not a number"),
+        ("#ln-x", "", "at least one number"),
+        ("#ln-gamma", "1 2", "γ has 2 numbers but x has 4"),
+        ("#ln-eps", "-1", "ε must be one number ≥ 0"),
+        ("#ln-x", "1 nan", "must be finite"),
+        ("#ln-x", "1e200 -1e200", "too large"),
+    ],
+)
+async def test_layernorm_calculator_odd_input_is_a_notice(store, field: str, text: str, notice: str) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_experiment(pilot, "layernorm-calc")
+        screen = app.screen
+        screen.query_one(field).focus()
+        await pilot.press("ctrl+a", "ctrl+k", *text, "enter")
+        await settle(pilot)
+        assert any(notice in n.message for n in app._notifications), [n.message for n in app._notifications]
+        assert app.screen is screen and screen.worked is not None  # the last good result stays, no traceback
+
+
+async def test_layernorm_calculator_takes_the_models_vector(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "layernorm-calc")
+        await pilot.press("f3")
+        await settle(pilot)
+        trace = app.main.gpt.run(app.main.prompt)
+        worked = app.screen.worked
+        assert np.allclose(worked.y, trace["blocks.0.ln1.hook_normalized"][-1], atol=1e-5)
+        assert "differs by at most" in screen_text(app)
+        await pilot.press("f2")
+        await settle(pilot)
+        assert app.screen.worked.mean == 2.5
+
+
+# -- training ------------------------------------------------------------------------------------------
+
+
+async def test_training_draws_every_shipped_curve_and_the_baselines(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "training")
+        chart = app.screen.query_one(LineChart)
+        records = {r.name: r for r in training.shipped_records()}
+        assert set(records) == set(model.shipped_models())
+        names = [s.name.split()[0] for s in chart.series]
+        assert names[: len(records)] == list(records)
+        text = screen_text(app)
+        for name, record in records.items():
+            assert f"{name} {record.val_loss[-1][1]:.3f}" in text
+        assert f"unigram baseline {records['tiny'].baselines['unigram']:.3f}" in text
+        assert f"bigram baseline {records['tiny'].baselines['bigram']:.3f}" in text
+        assert any(0x2800 < ord(ch) <= 0x28FF for ch in text)  # braille curves
+        await pilot.press("a")
+        assert [s.name.split()[0] for s in chart.series][:2] == ["tiny", "noresidual"]
+
+
+@pytest.fixture
+def quick_live(monkeypatch: pytest.MonkeyPatch) -> training.LiveSettings:
+    settings = replace(training.LIVE, steps=6, n_ctx=8, batch_size=2, eval_every=2, eval_windows=2, stdlib_text=False)
+    monkeypatch.setattr(training, "LIVE", settings)
+    return settings
+
+
+async def test_training_live_run_finishes_and_draws_both_curves(store, quick_live, monkeypatch, tmp_path) -> None:
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "training")
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.pause(0.1)
+        live = app.screen.live
+        assert live.finished and not live.cancelled
+        for name in quick_live.variants:
+            assert [step for step, _ in live.val_loss[name]] == [2, 4, 6]
+        chart = app.screen.query_one(LineChart)
+        assert [len(s.xs) for s in chart.series[:2]] == [3, 3]
+        text = screen_text(app)
+        assert "Live: done" in text
+        assert f"tiny {live.val_loss['tiny'][-1][1]:.3f}" in text
+    assert list(temp.iterdir()) == []  # the checkpoints' folder is gone
+
+
+async def test_training_live_run_cancels(store, quick_live, monkeypatch) -> None:
+    monkeypatch.setattr(training, "LIVE", replace(quick_live, steps=100_000))
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_experiment(pilot, "training")
+        await pilot.press("r")
+        while app.screen.live.step < 3:
+            await pilot.pause(0.05)
+        await pilot.press("c")
+        await settle(pilot)
+        live = app.screen.live
+        assert live.finished and live.cancelled
+        assert 3 <= live.step < 100_000
+        assert "cancelled at step" in screen_text(app)
+
+
+async def test_training_leaving_and_quitting_mid_run_stop_the_worker(store, quick_live, monkeypatch) -> None:
+    monkeypatch.setattr(training, "LIVE", replace(quick_live, steps=100_000))
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "training")
+        screen = app.screen
+        await pilot.press("r")
+        while screen.live.step < 2:
+            await pilot.pause(0.05)
+        await pilot.press("escape")
+        await settle(pilot)  # returns only when the worker has ended
+        assert app.screen is app.main
+        await open_experiment(pilot, "training")
+        await pilot.press("r")
+        while app.screen.live.step < 2:
+            await pilot.pause(0.05)
+    # leaving run_test quits the app mid-run: the worker must stop (else this test would hang)
+
+
+def test_line_chart_marks_series_without_colour() -> None:
+    chart = LineChart()
+    chart.set_series([Series("a", [0, 1], [0, 1], "red", "*"), Series("b", [0, 1], [1, 0], "blue", "o")])
+    cells = chart._plot_cells(10, 5, (0, 1), (0, 1), braille=False)
+    text = "\n".join("".join(ch for ch, _ in row) for row in cells)
+    assert "*" in text and "o" in text
+    assert text.split("\n")[0][0] == "o" and text.split("\n")[-1][0] == "*"  # b starts high, a starts low
+    assert text.split("\n")[2] == "    **    "  # where they cross, a (listed first) is on top
+
+
+@pytest.mark.parametrize("name", ["positions", "layernorm-calc", "training"])
+async def test_experiments_speak_chinese_footer_included(store, name: str) -> None:
+    app = make_app(store, lang="zh")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_experiment(pilot, name)
+        await pilot.press("f2")  # base 10 · the example · (nothing)
+        await settle(pilot)
+        text = screen_text(app)
+        assert "返回" in text and "Back" not in text
+        chinese, english = {
+            "positions": ("训练之外", "OFF-TRAINING"),
+            "layernorm-calc": ("方差", "variance"),
+            "training": ("验证损失", "Validation loss"),
+        }[name]
+        assert chinese in text and english not in text
+
+
+@pytest.mark.parametrize("name", ["positions", "layernorm-calc", "training"])
+async def test_experiments_draw_without_colour(store, monkeypatch, name: str) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.no_color
+        await open_experiment(pilot, name)
+        await pilot.press("a" if name == "training" else "f2")  # tiny vs noresidual · base 10 · the example
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Esc Back" in text
+        if name == "training":  # the curves are drawn with their markers, not braille
+            plot = "\n".join(line[8:] for line in text.split("\n") if line[7:8] in ("┤", "│"))
+            assert "*" in plot and "@" in plot
+            assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in plot)
+
+
+async def test_positions_with_rope_rotate_by_the_heads_table(store) -> None:
+    gpt = model.load("rope")
+    app = make_app(store, gpt=gpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "positions")
+        await pilot.press("f2")
+        await settle(pilot)
+        table = grid_values(app.screen.query_one("#pos-table", HeatmapGrid))
+        assert np.array_equal(table, sinusoidal_positions(64, gpt.config.d_head, 10.0))  # RoPE's table: d_head wide
+        (_, _, prob), *_ = gpt.with_config(pos_base=10.0).run(app.screen.prompt).top_k(1)
+        text = screen_text(app, "#pos-model")
+        assert "rope positions, trained with base 10000" in text and f"{prob:6.1%}".strip() in text
+
+
+async def test_positions_highlight_the_prompts_rows(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "positions")
+        await pilot.press("tab", "ctrl+a", "ctrl+k", *"猫追狗的猫")
+        await settle(pilot)
+        assert app.screen.prompt == "猫追狗的猫"
+        for grid in app.screen.query(HeatmapGrid):
+            assert [row.highlight for row in grid.rows[:7]] == [True] * 5 + [False] * 2

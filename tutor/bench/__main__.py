@@ -1,0 +1,292 @@
+"""`python -m tutor.bench`: one table of figures, each beside a reference measured in the same run.
+
+    python -m tutor.bench                    # everything (about five minutes on two cores)
+    python -m tutor.bench --quick            # every row with few repeats and a crowd of 3: checks it runs
+    python -m tutor.bench --only forward,keys
+
+The rows against PyTorch need the `bench` extra (pip install -e ".[bench]"); without it they say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+GROUPS = ("forward", "gpt2", "trace", "train", "keys", "terminal", "crowd")
+MS, MB, KB = 1e-3, 1e6, 1e3
+
+
+@dataclass
+class Row:
+    figure: str
+    ours: str
+    reference: str  # what it was measured against, with its value
+    ratio: float | None  # ours / reference
+    target: str
+    met: bool | None  # None: no target for this row
+
+    def cells(self) -> list[str]:
+        ratio = "—" if self.ratio is None else f"{self.ratio:.2f}"
+        met = {True: "yes", False: "**no**", None: ""}[self.met]
+        return [self.figure, self.ours, self.reference, ratio, self.target, met]
+
+
+HEADER = ["figure", "tutor", "reference (same run)", "ratio", "target", "met"]
+
+
+def markdown_table(rows: list[Row]) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" for _ in HEADER) + "|"]
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def torch_or_none() -> object | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def forward_rows(repeats: int) -> list[Row]:
+    import model
+    from tutor.bench.speed import forward_against_torch
+
+    gpt = model.load("tiny")
+    rows = []
+    for n in (8, 32, 64):
+        pair = forward_against_torch(gpt, n, repeats)
+        ratio = pair.ours / pair.reference
+        rows.append(
+            Row(
+                f"forward + full trace, tiny, {n} tokens",
+                f"{pair.ours / MS:.2f} ms",
+                f"PyTorch {pair.reference / MS:.2f} ms ({pair.note})",
+                ratio,
+                "ratio ≤ 1.0",
+                ratio <= 1.0,
+            )
+        )
+    return rows
+
+
+def gpt2_rows(repeats: int) -> list[Row]:
+    from tutor.bench.reference import gpt2_small_shaped
+    from tutor.bench.speed import forward_against_torch
+
+    gpt = gpt2_small_shaped()
+    rows = []
+    for n in (16, 64):
+        pair = forward_against_torch(gpt, n, repeats)
+        ratio = pair.ours / pair.reference
+        rows.append(
+            Row(
+                f"forward + full trace, GPT-2 small shape (124M, random), {n} tokens",
+                f"{pair.ours / MS:.1f} ms",
+                f"PyTorch {pair.reference / MS:.1f} ms ({pair.note})",
+                ratio,
+                "ratio ≤ 1.3",
+                ratio <= 1.3,
+            )
+        )
+    return rows
+
+
+def trace_rows(repeats: int) -> list[Row]:
+    import model
+    from tutor.bench.speed import trace_overhead
+
+    gpt = model.load("tiny")
+    rows = []
+    for n in (8, 32, 64):
+        pair = trace_overhead(gpt, n, repeats)
+        rows.append(
+            Row(
+                f"trace overhead, tiny, {n} tokens",
+                f"{pair.ours / MS:.2f} ms with trace",
+                f"without {pair.reference / MS:.2f} ms",
+                pair.ours / pair.reference,
+                "",
+                None,
+            )
+        )
+    return rows
+
+
+def train_rows(steps: int) -> list[Row]:
+    from tutor.bench.speed import training_against_torch
+
+    pair = training_against_torch(batch=16, steps=steps)
+    tokens = 16 * 64
+    ours, theirs = tokens / pair.ours, tokens / pair.reference
+    return [
+        Row(
+            "training, tiny shape",
+            f"{ours:,.0f} tokens/s",
+            f"PyTorch {theirs:,.0f} tokens/s ({pair.note})",
+            ours / theirs,
+            "ratio ≥ 0.7",
+            ours / theirs >= 0.7,
+        )
+    ]
+
+
+def key_rows(quick: bool) -> list[Row]:
+    from tutor.bench.measure import percentile
+    from tutor.bench.pilot import PROMPT, minimal_latencies, tutor_latencies
+
+    typing, steps = (PROMPT[:4], 4) if quick else (PROMPT, 26)
+    rows = []
+    for size in ((120, 40), (80, 24)):
+        ours, floor = tutor_latencies(size, typing, steps), minimal_latencies(size, typing, steps)
+        for kind, words in (("type", "typing a character"), ("step", "step key ↓/↑")):
+            p50, p95 = percentile(ours[kind], 0.5), percentile(ours[kind], 0.95)
+            ref95 = percentile(floor[kind], 0.95)
+            cpu = percentile(ours[kind + "_cpu"], 0.5)
+            rows.append(
+                Row(
+                    f"keystroke → panels drawn, {words}, {size[0]}×{size[1]} (pilot, {len(ours[kind])} keys)",
+                    f"p50 {p50 / MS:.0f} ms, p95 {p95 / MS:.0f} ms (CPU p50 {cpu / MS:.0f} ms)",
+                    f"minimal Textual app p95 {ref95 / MS:.0f} ms",
+                    p95 / ref95,
+                    "p95 ≤ 33 ms",
+                    p95 <= 0.033,
+                )
+            )
+    return rows
+
+
+def terminal_rows(quick: bool) -> list[Row]:
+    from tutor.bench.measure import percentile
+    from tutor.bench.terminal import MINIMAL, MINIMAL_READY, TUTOR, TUTOR_READY, session
+
+    steps = 4 if quick else 26
+    rows: list[Row] = []
+    for truecolor in (False, True):
+        colours = "truecolor" if truecolor else "256 colours"
+        ours = session(TUTOR, TUTOR_READY, truecolor, steps)
+        floor = session(MINIMAL, MINIMAL_READY, truecolor, steps)
+        rows.append(
+            Row(
+                f"start → first screen drawn, 120×40, {colours} (pty)",
+                f"{ours.first_screen:.2f} s",
+                f"minimal Textual app {floor.first_screen:.2f} s",
+                ours.first_screen / floor.first_screen,
+                "≤ 0.6 s",
+                ours.first_screen <= 0.6,
+            )
+        )
+        mean = sum(ours.step_bytes) / len(ours.step_bytes)
+        floor_mean = sum(floor.step_bytes) / len(floor.step_bytes)
+        rows.append(
+            Row(
+                f"bytes to the terminal per step key, 120×40, {colours} (pty, {len(ours.step_bytes)} keys)",
+                f"mean {mean / KB:.1f} KB, p95 {percentile([float(b) for b in ours.step_bytes], 0.95) / KB:.1f} KB",
+                f"minimal Textual app {floor_mean / KB:.2f} KB",
+                mean / floor_mean if floor_mean else None,
+                "≤ 6 KB",
+                mean <= 6 * KB,
+            )
+        )
+        if not truecolor:
+            rows.append(
+                Row(
+                    "memory of one running tutor, tiny, after the keys (pty)",
+                    f"RSS {ours.rss / MB:.0f} MB (PSS {ours.pss / MB:.0f} MB)",
+                    f"minimal Textual app RSS {floor.rss / MB:.0f} MB",
+                    ours.rss / floor.rss,
+                    "RSS ≤ 100 MB",
+                    ours.rss <= 100 * MB,
+                )
+            )
+    return rows
+
+
+def crowd_rows(count: int) -> list[Row]:
+    from tutor.bench.terminal import TUTOR, TUTOR_READY, crowd, session
+
+    alone = session(TUTOR, TUTOR_READY, False, 0)
+    class_ = crowd(count)
+    shared = 1 - class_.weights_pss / class_.weights_rss if class_.weights_rss else 0.0
+    return [
+        Row(
+            f"{count} tutors started at once in ptys: total memory",
+            f"RSS {class_.rss / MB:,.0f} MB, PSS {class_.pss / MB:,.0f} MB",
+            f"{count} × one alone: RSS {count * alone.rss / MB:,.0f} MB",
+            class_.pss / (count * alone.rss),
+            "",
+            None,
+        ),
+        Row(
+            f"{count} tutors: the weights file (tiny.safetensors, memory-mapped)",
+            f"RSS {class_.weights_rss / MB:.1f} MB summed, PSS {class_.weights_pss / MB:.2f} MB",
+            f"{shared:.0%} of it shared",
+            None,
+            "",
+            None,
+        ),
+        Row(
+            f"{count} tutors: slowest start → first screen",
+            f"{class_.slowest_first_screen:.1f} s",
+            f"one alone {alone.first_screen:.2f} s",
+            class_.slowest_first_screen / alone.first_screen,
+            "",
+            None,
+        ),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tutor.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="few repeats, a crowd of 3: to check that it all runs")
+    parser.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups: {', '.join(GROUPS)}")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS and PyTorch threads (default 1, as the app)")
+    parser.add_argument("--crowd", type=int, default=30, help="how many tutors to start at once (default 30)")
+    args = parser.parse_args(argv)
+    groups = [g.strip() for g in args.only.split(",") if g.strip()]
+    unknown = sorted(set(groups) - set(GROUPS))
+    if unknown:
+        print(f"python -m tutor.bench: error: unknown group {', '.join(unknown)} (known: {', '.join(GROUPS)})")
+        return 2
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(args.threads)  # before NumPy loads; the ptys' tutors inherit it
+    from tutor.allocator import keep_freed_memory
+
+    keep_freed_memory()  # as `tutor` itself does: the model rows measure the pass as the app runs it
+    torch = torch_or_none()
+    if torch is not None:
+        torch.set_num_threads(args.threads)  # type: ignore[attr-defined]
+    quick = args.quick
+    plan: dict[str, Callable[[], list[Row]]] = {
+        "forward": lambda: forward_rows(5 if quick else 300),
+        "gpt2": lambda: gpt2_rows(1 if quick else 15),
+        "trace": lambda: trace_rows(5 if quick else 300),
+        "train": lambda: train_rows(2 if quick else 20),
+        "keys": lambda: key_rows(quick),
+        "terminal": lambda: terminal_rows(quick),
+        "crowd": lambda: crowd_rows(3 if quick else args.crowd),
+    }
+    needs_torch = {"forward", "gpt2", "train"}
+    rows: list[Row] = []
+    skipped = []
+    for group in groups:
+        if group in needs_torch and torch is None:
+            skipped.append(group)
+            continue
+        print(f"measuring {group} …", file=sys.stderr, flush=True)
+        rows += plan[group]()
+    print(markdown_table(rows))
+    if skipped:
+        print(f"\nskipped {', '.join(skipped)}: PyTorch is not installed (pip install -e '.[bench]')")
+    import numpy
+
+    version = f"torch {torch.__version__}" if torch is not None else "no torch"  # type: ignore[attr-defined]
+    print(f"\n{os.cpu_count()} CPUs, {args.threads} thread(s), numpy {numpy.__version__}, {version}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

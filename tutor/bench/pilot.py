@@ -1,0 +1,99 @@
+"""Keystroke → every visible panel updated, through Textual's pilot (in-process, headless).
+
+A keystroke is done when the first frame drawn after the panels' last update for it has been turned
+into the bytes a terminal would get: the pilot's headless driver skips that last step, so we do it
+(`render_segments`) and time it too. Typing runs the model in a worker; stepping does not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+
+PROMPT = "猫追狗的一是在不了有和人这中大为上个国我以要他时"  # 24 characters typed one by one
+
+
+class FrameClock:
+    """Timestamps of the app's frames and of its panel updates."""
+
+    def __init__(self, app: App[Any], panels_owner: Any) -> None:
+        self.frames: list[float] = []
+        self.updates: list[float] = []
+        display = app._display
+        refresh_panels = panels_owner.refresh_panels
+
+        def timed_display(screen: Any, renderable: Any) -> None:
+            display(screen, renderable)
+            if renderable is not None and hasattr(renderable, "render_segments"):
+                renderable.render_segments(app.console)  # what a terminal driver would write
+                self.frames.append(time.perf_counter())
+
+        def timed_refresh() -> None:
+            refresh_panels()
+            self.updates.append(time.perf_counter())
+
+        app._display = timed_display  # type: ignore[method-assign]
+        panels_owner.refresh_panels = timed_refresh
+
+    async def latency(self, pilot: Any, key: str, since: float, timeout: float = 10.0) -> float:
+        """Seconds from `since` to the first frame after the panels' last update for this key."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            await pilot.app.workers.wait_for_complete()
+            updates = [t for t in self.updates if t >= since]
+            if updates:
+                drawn = [t for t in self.frames if t >= updates[-1]]
+                if drawn and not pilot.app.workers._workers:
+                    return drawn[0] - since
+            await asyncio.sleep(0.005)
+        raise TimeoutError(f"no frame after key {key!r} within {timeout} s")
+
+
+async def _drive(app: App[Any], owner: Callable[[], Any], size: tuple[int, int], typing: str, steps: int) -> dict:
+    latencies: dict[str, list[float]] = {"type": [], "step": [], "type_cpu": [], "step_cpu": []}
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        clock = FrameClock(app, owner())
+        await pilot.press("ctrl+u")
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.1)
+        for char in typing:
+            start, cpu = time.perf_counter(), time.process_time()
+            await pilot.press(char)
+            latencies["type"].append(await clock.latency(pilot, char, start))
+            latencies["type_cpu"].append(time.process_time() - cpu)
+        for key in ["down"] * steps + ["up"] * steps:
+            await pilot.pause(0.02)
+            start, cpu = time.perf_counter(), time.process_time()
+            await pilot.press(key)
+            latencies["step"].append(await clock.latency(pilot, key, start))
+            latencies["step_cpu"].append(time.process_time() - cpu)
+    return latencies
+
+
+def tutor_latencies(size: tuple[int, int], typing: str = PROMPT, steps: int = 26) -> dict[str, list[float]]:
+    """Per key kind ("type", "step"), seconds from key to the frame with every visible panel updated;
+    under "type_cpu" and "step_cpu" the process's CPU seconds per key (all threads, the pilot's polling
+    included), which a busy machine stretches less than the wall clock."""
+    import model
+    from tutor.app import TutorApp
+    from tutor.progress import ProgressStore
+
+    with tempfile.TemporaryDirectory() as state:
+        app = TutorApp(model.load("tiny"), "en", store=ProgressStore(Path(state) / "progress.json"))
+        return asyncio.run(_drive(app, lambda: app.main, size, typing, steps))
+
+
+def minimal_latencies(size: tuple[int, int], typing: str = PROMPT, steps: int = 26) -> dict[str, list[float]]:
+    """The same keys in the minimal Textual app (the reference)."""
+    from tutor.bench.minimal_app import MinimalApp
+
+    app = MinimalApp()
+    return asyncio.run(_drive(app, lambda: app, size, typing, steps))

@@ -1,0 +1,108 @@
+"""The model's own figures: forward with and without the trace, and training, each beside PyTorch.
+
+Ours and the reference take turns call by call, so that a neighbour's load on the machine falls on both,
+and each figure is the best of its calls: on a shared machine the best run is the one least disturbed,
+the closest to what the code itself costs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from model import GPT
+
+
+@dataclass
+class Pair:
+    ours: float  # best seconds
+    reference: float
+    note: str = ""
+
+
+def alternate(ours: Callable[[], object], reference: Callable[[], object], repeats: int, warmup: int = 3) -> Pair:
+    """Best seconds of each, calling them in turn `repeats` times after `warmup` untimed rounds."""
+    for _ in range(warmup):
+        ours()
+        reference()
+    ours_times, reference_times = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        ours()
+        middle = time.perf_counter()
+        reference()
+        reference_times.append(time.perf_counter() - middle)
+        ours_times.append(middle - start)
+    return Pair(min(ours_times), min(reference_times))
+
+
+def forward_against_torch(gpt: GPT, n_tokens: int, repeats: int) -> Pair:
+    """`gpt.run` (the forward pass with every activation recorded) against PyTorch's forward."""
+    from tutor.bench.reference import max_abs_difference, torch_forward
+
+    reference = torch_forward(gpt)
+    ids = np.random.default_rng(n_tokens).integers(0, gpt.config.vocab_size, n_tokens).astype(np.intp)
+    difference = max_abs_difference(gpt.forward(ids), reference(ids))
+    pair = alternate(lambda: gpt.run(ids), lambda: reference(ids), repeats)
+    pair.note = f"logits agree to {difference:.0e}"
+    return pair
+
+
+def trace_overhead(gpt: GPT, n_tokens: int, repeats: int) -> Pair:
+    """`gpt.run` against the bare `gpt.forward` on the same tokens."""
+    ids = np.random.default_rng(n_tokens).integers(0, gpt.config.vocab_size, n_tokens).astype(np.intp)
+    return alternate(lambda: gpt.run(ids), lambda: gpt.forward(ids), repeats)
+
+
+def training_against_torch(batch: int, steps: int) -> Pair:
+    """Seconds per training step (forward, backward, clipping, AdamW), `tiny`'s shape, batch × 64 tokens."""
+    import torch
+
+    from model.gradients import loss_and_gradients
+    from model.params import init_params
+    from model.train import RECIPES, AdamW, clip_global_norm
+    from tutor.bench.reference import torch_training_model
+
+    recipe = RECIPES["tiny"]
+    config = recipe.config(model_vocab_size())
+    params = init_params(config, 0)
+    optimizer = AdamW.zeros_like(params)
+    net = torch_training_model(config, params)
+    torch_optimizer = torch.optim.AdamW(net.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    rng = np.random.default_rng(0)
+    windows = [rng.integers(0, config.vocab_size, (batch, config.n_ctx + 1)) for _ in range(steps + 3)]
+    torch_windows = [torch.from_numpy(w.astype(np.int64)) for w in windows]
+    count = {"ours": 0, "torch": 0}
+
+    def numpy_step() -> None:
+        i = count["ours"]
+        count["ours"] += 1
+        grads = loss_and_gradients(params, config, windows[i][:, :-1], windows[i][:, 1:])[1]
+        clip_global_norm(grads, 1.0)
+        optimizer.update(params, grads, 1e-3, i + 1, recipe)
+
+    def torch_step() -> None:
+        i = count["torch"]
+        count["torch"] += 1
+        logits = net(torch_windows[i][:, :-1])
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, config.vocab_size), torch_windows[i][:, 1:].reshape(-1)
+        )
+        torch_optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        torch_optimizer.step()
+
+    pair = alternate(numpy_step, torch_step, steps)
+    pair.note = f"batch {batch} × {config.n_ctx} tokens"
+    return pair
+
+
+def model_vocab_size() -> int:
+    """The shipped `tiny` model's vocabulary size (the training shape is the shipped one)."""
+    import model
+
+    return model.load("tiny").config.vocab_size

@@ -1,0 +1,195 @@
+"""`tutor` in real pseudo-terminals: time to the first screen, bytes per step key, and memory.
+
+Each process gets its own pty (sized with TIOCSWINSZ), its own state folder, and a reader that
+drains its output, as a terminal emulator would.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DOWN = b"\x1b[B"
+UP = b"\x1b[A"
+TUTOR = [sys.executable, "-m", "tutor", "--lang", "en"]
+MINIMAL = [sys.executable, "-m", "tutor.bench.minimal_app"]
+# A frame holding these has drawn the lesson and the panels (the step info comes with the first trace).
+TUTOR_READY = (b"Lesson 1/", "‖x‖".encode())
+MINIMAL_READY = (b"Step 0 ready",)
+
+
+@dataclass
+class Terminal:
+    """One process on one pty, and everything it wrote."""
+
+    process: subprocess.Popen[bytes]
+    master: int
+    started: float
+    output: bytearray = field(default_factory=bytearray)
+    first_screen: float | None = None  # seconds from start to the end of the first full frame
+
+    def pump(self, ready: tuple[bytes, ...]) -> int:
+        """Read what is waiting; returns the byte count. Notes when the first full screen is complete."""
+        try:
+            chunk = os.read(self.master, 1 << 16)
+        except OSError:
+            return 0
+        self.output += chunk
+        # Textual writes a frame with one write(), so the read that completes the markers ends the frame
+        if self.first_screen is None and all(marker in _plain(self.output) for marker in ready):
+            self.first_screen = time.perf_counter() - self.started
+        return len(chunk)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        os.close(self.master)
+
+
+def _plain(data: bytearray) -> bytes:
+    """The text without escape sequences (markers may be split by style changes)."""
+    return re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", bytes(data))
+
+
+def spawn(command: list[str], size: tuple[int, int], truecolor: bool, state: Path) -> Terminal:
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    env = {
+        key: value for key, value in os.environ.items() if key not in ("COLORTERM", "NO_COLOR", "TEXTUAL_COLOR_SYSTEM")
+    }
+    env |= {"TERM": "xterm-256color", "LANG": "en_US.UTF-8", "TUTOR_STATE_DIR": str(state)}
+    if truecolor:
+        env["COLORTERM"] = "truecolor"
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True, cwd=state
+    )
+    os.close(slave)
+    return Terminal(process, master, started)
+
+
+def pump_all(terminals: list[Terminal], ready: tuple[bytes, ...], seconds: float, until_quiet: float = 0.0) -> int:
+    """Drain every terminal for `seconds` (or until none wrote for `until_quiet` seconds); bytes read."""
+    total = 0
+    deadline = time.perf_counter() + seconds
+    last_output = time.perf_counter()
+    by_fd = {t.master: t for t in terminals}
+    while time.perf_counter() < deadline:
+        if until_quiet and time.perf_counter() - last_output > until_quiet:
+            break
+        readable, _, _ = select.select(list(by_fd), [], [], 0.02)
+        for fd in readable:
+            count = by_fd[fd].pump(ready)
+            total += count
+            if count:
+                last_output = time.perf_counter()
+    return total
+
+
+def wait_for_first_screen(terminals: list[Terminal], ready: tuple[bytes, ...], timeout: float) -> None:
+    deadline = time.perf_counter() + timeout
+    while any(t.first_screen is None for t in terminals) and time.perf_counter() < deadline:
+        pump_all(terminals, ready, 0.1)
+    late = [t for t in terminals if t.first_screen is None]
+    if late:
+        text = _plain(late[0].output)[-300:].decode(errors="replace")
+        raise TimeoutError(f"{len(late)} of {len(terminals)} never drew their first screen; last output: {text!r}")
+
+
+@dataclass
+class Session:
+    first_screen: float  # seconds
+    step_bytes: list[int]  # bytes written for each step key
+    rss: int  # bytes, after the keys
+    pss: int
+
+
+def session(command: list[str], ready: tuple[bytes, ...], truecolor: bool, steps: int, size=(120, 40)) -> Session:
+    """Start one app, wait for its first screen, press ↓ `steps` times then ↑ as often, one key at a time."""
+    with tempfile.TemporaryDirectory() as state:
+        terminal = spawn(command, size, truecolor, Path(state))
+        try:
+            wait_for_first_screen([terminal], ready, 60)
+            pump_all([terminal], ready, 5, until_quiet=0.5)  # the lesson finishes drawing
+            step_bytes = []
+            for key in [DOWN] * steps + [UP] * steps:
+                os.write(terminal.master, key)
+                step_bytes.append(pump_all([terminal], ready, 3, until_quiet=0.25))
+            rss, pss = memory(terminal.process.pid)
+            assert terminal.first_screen is not None
+            return Session(terminal.first_screen, step_bytes, rss, pss)
+        finally:
+            terminal.close()
+
+
+@dataclass
+class Crowd:
+    count: int
+    rss: int  # total bytes
+    pss: int  # total bytes, shared pages split between their users
+    weights_rss: int  # total bytes of the weights file resident, counted in every process
+    weights_pss: int  # the same, shared pages split
+    slowest_first_screen: float
+
+
+def crowd(count: int, size=(120, 40), weights: str = "tiny.safetensors") -> Crowd:
+    """`count` tutors started in ptys at once (a class on one lab machine), measured once all drew."""
+    with tempfile.TemporaryDirectory() as root:
+        terminals = []
+        try:
+            for n in range(count):
+                state = Path(root) / str(n)
+                state.mkdir()
+                terminals.append(spawn(TUTOR, size, False, state))
+            wait_for_first_screen(terminals, TUTOR_READY, 60 + 10 * count)
+            pump_all(terminals, TUTOR_READY, 5, until_quiet=1.0)
+            rss = pss = weights_rss = weights_pss = 0
+            for terminal in terminals:
+                r, p = memory(terminal.process.pid)
+                wr, wp = mapping_memory(terminal.process.pid, weights)
+                rss, pss, weights_rss, weights_pss = rss + r, pss + p, weights_rss + wr, weights_pss + wp
+            slowest = max(t.first_screen or 0.0 for t in terminals)
+            return Crowd(count, rss, pss, weights_rss, weights_pss, slowest)
+        finally:
+            for terminal in terminals:
+                terminal.close()
+
+
+def memory(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of a process in bytes, from /proc."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value = line.split(":", 1)
+        fields[name] = int(value.split()[0]) * 1024
+    return fields["Rss"], fields["Pss"]
+
+
+def mapping_memory(pid: int, file_name: str) -> tuple[int, int]:
+    """(RSS, PSS) in bytes of a process's mappings of the file named `file_name`."""
+    rss = pss = 0
+    inside = False
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if head and re.fullmatch(r"[0-9a-f]+-[0-9a-f]+", head[0]):
+            inside = line.endswith(file_name)
+        elif inside and head[0] == "Rss:":
+            rss += int(head[1]) * 1024
+        elif inside and head[0] == "Pss:":
+            pss += int(head[1]) * 1024
+    return rss, pss

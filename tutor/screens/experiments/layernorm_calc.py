@@ -1,0 +1,346 @@
+"""The LayerNorm calculator: type a vector (and γ, β, ε), see every line of LayerNorm worked out.
+
+The numbers are `model.norm.layer_norm`'s own, read from its hooks (μ, √(σ²+ε), x̂, γ·x̂+β), in
+float64 so that the lesson's hand-worked example comes out digit for digit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Input, Label, Static
+
+from model import GPT, layer_norm
+from tutor.i18n import pick
+from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
+from tutor.widgets.live_static import LiveStatic
+
+KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
+    "back": ("Back", "返回"),
+    "example": ("Example [1 2 3 4]", "示例 [1 2 3 4]"),
+    "from_model": ("Model's vector", "模型的向量"),
+}
+
+WORDS: dict[str, tuple[str, str]] = {
+    "x_placeholder": ("numbers, e.g. 1 2 3 4 or 1, -2.5, 3e2", "数字，例如 1 2 3 4 或 1, -2.5, 3e2"),
+    "gamma_placeholder": ("γ: empty = all 1", "γ：留空 = 全为 1"),
+    "beta_placeholder": ("β: empty = all 0", "β：留空 = 全为 0"),
+    "eps_placeholder": ("ε: empty = 1e-5", "ε：留空 = 1e-5"),
+    "empty": ("Type at least one number for x.", "请为 x 至少输入一个数。"),
+    "not_number": ("{name}: “{word}” is not a number.", "{name}：“{word}” 不是数字。"),
+    "not_finite": (
+        "{name}: numbers must be finite (no inf or nan).",
+        "{name}：数字必须是有限值（不能是 inf 或 nan）。",
+    ),
+    "wrong_length": (
+        "{name} has {n} numbers but x has {d}: give one number, {d} numbers, or leave it empty.",
+        "{name} 有 {n} 个数，而 x 有 {d} 个：请给一个数、{d} 个数，或留空。",
+    ),
+    "bad_eps": ("ε must be one number ≥ 0, e.g. 1e-5.", "ε 必须是一个 ≥ 0 的数，例如 1e-5。"),
+    "too_big": ("These numbers are too large: (x − μ)² overflows.", "这些数太大：(x − μ)² 溢出。"),
+    "zero_scale": (
+        "σ² + ε = 0: every x is the same and ε is 0, so x̂ would divide by zero. Use ε > 0.",
+        "σ² + ε = 0：所有 x 都相同且 ε 为 0，x̂ 会除以零。请用 ε > 0。",
+    ),
+    "step_mean": ("1 mean", "1 均值"),
+    "step_var": ("2 variance", "2 方差"),
+    "step_scale": ("3 scale", "3 缩放"),
+    "step_xhat": ("4 normalise", "4 归一化"),
+    "step_y": ("5 γ and β", "5 γ 与 β"),
+    "xhat_formula": ("x̂ = (x − μ) / √(σ² + ε): the x̂ column", "x̂ = (x − μ) / √(σ² + ε)：见 x̂ 列"),
+    "y_formula": ("y = γ · x̂ + β: the y column", "y = γ · x̂ + β：见 y 列"),
+    "norm_line": (
+        "‖x̂‖ = {norm} against √d = √{d} = {root}: x̂ has mean {mean} and variance σ²/(σ²+ε) = {var}, so Σ x̂ⱼ² ≈ d.",
+        "‖x̂‖ = {norm}，对比 √d = √{d} = {root}：x̂ 的均值为 {mean}，方差 σ²/(σ²+ε) = {var}，所以 Σ x̂ⱼ² ≈ d。",
+    ),
+    "source": (
+        "Computed by model.norm.layer_norm (its hooks hook_mean, hook_scale, hook_xhat, hook_normalized), in float64.",
+        "由 model.norm.layer_norm 计算（读取它的钩子 hook_mean、hook_scale、hook_xhat、hook_normalized），float64。",
+    ),
+    "model_source": (
+        "x is {model}'s vector entering {step} at token {pos} “{piece}” of “{prompt}”; γ, β are that LayerNorm's. "
+        "The model's own y differs by at most {diff} (it computes in float32).",
+        "x 是 {model} 在 “{prompt}” 的第 {pos} 个词元 “{piece}” 处进入 {step} 的向量；γ、β 是这个 LayerNorm 的。"
+        "与模型自己算出的 y 最多相差 {diff}（模型用 float32 计算）。",
+    ),
+    "no_model_norm": ("{model} has no LayerNorm to take a vector from.", "{model} 没有 LayerNorm，无法取向量。"),
+    "no_prompt": ("The main screen's prompt is empty: type one there first.", "主界面的提示词为空：请先在那里输入。"),
+    "column_j": ("j", "j"),
+}
+
+_SEPARATORS = re.compile(r"[\s,，;；]+")
+
+
+class InputProblem(ValueError):
+    """Input that cannot be used; the message is for the learner, in their language."""
+
+
+def parse_numbers(text: str) -> list[float]:
+    """Numbers separated by spaces or commas (also Chinese commas); "−" counts as a minus sign.
+    Raises `ValueError` naming the first word that is not a number."""
+    words = [w for w in _SEPARATORS.split(text.strip().strip("[]()")) if w]
+    numbers = []
+    for word in words:
+        try:
+            numbers.append(float(word.replace("−", "-")))
+        except ValueError:
+            raise ValueError(word) from None
+    return numbers
+
+
+def number_text(value: float, decimals: int = 4) -> str:
+    """A number as a lesson writes it: at most `decimals` decimals, no trailing zeros, "−" for minus."""
+    if value != 0 and (abs(value) >= 1e7 or abs(value) < 10 ** (-decimals)):
+        text = f"{value:.{decimals}g}"
+    else:
+        text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+    if text in ("-0", ""):
+        text = "0"
+    return text.replace("-", "−")
+
+
+@dataclass(frozen=True)
+class Worked:
+    """One LayerNorm worked out: the inputs and what each hook recorded."""
+
+    x: np.ndarray
+    gamma: np.ndarray
+    beta: np.ndarray
+    eps: float
+    mean: float  # hook_mean
+    var: float  # mean((x − μ)²), the line the hooks do not record
+    scale: float  # hook_scale = √(σ² + ε)
+    x_hat: np.ndarray  # hook_xhat
+    y: np.ndarray  # hook_normalized
+
+
+def work_out(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> Worked:
+    """Run `model.norm.layer_norm` on one vector and keep what its hooks saw."""
+    seen: dict[str, np.ndarray] = {}
+
+    def hook(name: str, value: np.ndarray) -> np.ndarray:
+        seen[name] = value
+        return value
+
+    with np.errstate(all="ignore"):  # overflow and 0/0 show up as non-finite numbers, checked by the caller
+        layer_norm(x, gamma, beta, eps, hook)
+        mean = float(seen["hook_mean"][0])
+        var = float(((x - mean) ** 2).mean())
+    return Worked(
+        x, gamma, beta, eps, mean, var, float(seen["hook_scale"][0]), seen["hook_xhat"], seen["hook_normalized"]
+    )
+
+
+class LayerNormCalcScreen(ExperimentScreen):
+    NAME = "layernorm-calc"
+    BINDINGS = [
+        Binding("f2", "example", "Example [1 2 3 4]"),
+        Binding("f3", "from_model", "Model's vector"),
+    ]
+    DEFAULT_CSS = """
+    LayerNormCalcScreen .ln-row { height: 1; padding: 0 1; margin-top: 1; }
+    LayerNormCalcScreen .ln-row Label { width: 3; }
+    LayerNormCalcScreen .ln-row Input { width: 1fr; margin-right: 1; }
+    LayerNormCalcScreen #ln-eps { width: 16; }
+    LayerNormCalcScreen #ln-problem { height: auto; padding: 0 1; color: $warning; }
+    LayerNormCalcScreen #ln-scroll { height: 1fr; padding: 0 1; }
+    """
+
+    def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
+        super().__init__(gpt=gpt, prompt=prompt, lang=lang)
+        localize_bindings(self, KEY_WORDS, lang)
+        self.worked: Worked | None = None
+        self.model_note = ""
+
+    def words(self, key: str, **values: object) -> str:
+        return pick(WORDS, key, self.lang, **values)
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(classes="ln-row"):
+            yield Label("x")
+            yield Input("1 2 3 4", placeholder=self.words("x_placeholder"), id="ln-x", compact=True)
+        with Horizontal(classes="ln-row"):
+            yield Label("γ")
+            yield Input(placeholder=self.words("gamma_placeholder"), id="ln-gamma", compact=True)
+            yield Label("β")
+            yield Input(placeholder=self.words("beta_placeholder"), id="ln-beta", compact=True)
+            yield Label("ε")
+            yield Input("1e-5", placeholder=self.words("eps_placeholder"), id="ln-eps", compact=True)
+        yield Static("", id="ln-problem")
+        with VerticalScroll(id="ln-scroll"):
+            yield LiveStatic(id="ln-result")
+
+    def on_mount(self) -> None:
+        for field in self.query(Input):
+            field.cursor_blink = False  # blinking costs bandwidth over SSH
+        self.query_one("#ln-x", Input).focus()
+        self.recompute(notify=False)
+
+    # -- input ------------------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.model_note = ""
+        self.recompute(notify=False)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.recompute(notify=True)
+
+    def read_inputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """x, γ, β and ε from the four fields; raises `InputProblem` with the first thing wrong."""
+        x = self._vector("x", self.query_one("#ln-x", Input).value, None)
+        d = len(x)
+        gamma = self._vector("γ", self.query_one("#ln-gamma", Input).value, d, default=1.0)
+        beta = self._vector("β", self.query_one("#ln-beta", Input).value, d, default=0.0)
+        eps_text = self.query_one("#ln-eps", Input).value.strip()
+        try:
+            eps_values = parse_numbers(eps_text) if eps_text else [1e-5]
+        except ValueError:
+            raise InputProblem(self.words("bad_eps")) from None
+        if len(eps_values) != 1 or not math.isfinite(eps_values[0]) or eps_values[0] < 0:
+            raise InputProblem(self.words("bad_eps"))
+        return x, gamma, beta, eps_values[0]
+
+    def _vector(self, name: str, text: str, d: int | None, default: float = 0.0) -> np.ndarray:
+        try:
+            values = parse_numbers(text)
+        except ValueError as error:
+            raise InputProblem(self.words("not_number", name=name, word=str(error))) from None
+        if d is None and not values:
+            raise InputProblem(self.words("empty"))
+        if not all(math.isfinite(v) for v in values):
+            raise InputProblem(self.words("not_finite", name=name))
+        if d is not None:
+            if not values:
+                values = [default]
+            if len(values) == 1:
+                values = values * d
+            if len(values) != d:
+                raise InputProblem(self.words("wrong_length", name=name, n=len(values), d=d))
+        return np.array(values, dtype=np.float64)
+
+    def recompute(self, notify: bool) -> None:
+        problem = self.query_one("#ln-problem", Static)
+        try:
+            x, gamma, beta, eps = self.read_inputs()
+            worked = work_out(x, gamma, beta, eps)
+            if not math.isfinite(worked.var):
+                raise InputProblem(self.words("too_big"))
+            if worked.scale == 0:
+                raise InputProblem(self.words("zero_scale"))
+            if not (np.isfinite(worked.x_hat).all() and np.isfinite(worked.y).all()):
+                raise InputProblem(self.words("too_big"))
+        except InputProblem as error:
+            problem.update(str(error))  # the last good result stays below it
+            if notify:
+                self.notify(str(error), severity="warning")
+            return
+        problem.update("")
+        self.worked = worked
+        self.show(worked)
+
+    # -- the worked example -----------------------------------------------------------------
+
+    def show(self, w: Worked) -> None:
+        d = len(w.x)
+        total = float(w.x.sum())
+        squares = float(((w.x - w.mean) ** 2).sum())
+        steps = Table.grid(padding=(0, 2))
+        steps.add_column(style="bold")
+        steps.add_column()
+        steps.add_row(self.words("step_mean"), f"μ = Σ xⱼ / d = {number_text(total)} / {d} = {number_text(w.mean)}")
+        steps.add_row(
+            self.words("step_var"),
+            f"σ² = Σ (xⱼ − μ)² / d = {number_text(squares)} / {d} = {number_text(w.var)}",
+        )
+        steps.add_row(
+            self.words("step_scale"),
+            f"√(σ² + ε) = √({number_text(w.var)} + {w.eps:g}) = {number_text(w.scale, 6)}",
+        )
+        steps.add_row(self.words("step_xhat"), self.words("xhat_formula"))
+        steps.add_row(self.words("step_y"), self.words("y_formula"))
+
+        table = Table(box=None, padding=(0, 1), header_style="bold", show_edge=False)
+        for header in (self.words("column_j"), "x", "x − μ", "(x − μ)²", "x̂", "γ", "β", "y"):
+            table.add_column(header, justify="right", no_wrap=True)
+        for j in range(d):
+            table.add_row(
+                str(j),
+                *(
+                    number_text(v)
+                    for v in (
+                        w.x[j],
+                        w.x[j] - w.mean,
+                        (w.x[j] - w.mean) ** 2,
+                        w.x_hat[j],
+                        w.gamma[j],
+                        w.beta[j],
+                        w.y[j],
+                    )
+                ),
+            )
+        norm = float(np.linalg.norm(w.x_hat))
+        norm_line = self.words(
+            "norm_line",
+            norm=number_text(norm),
+            d=d,
+            root=number_text(math.sqrt(d)),
+            mean=number_text(round(float(w.x_hat.mean()), 10)),  # 1e-17 is rounding, not a mean
+            var=number_text(float((w.x_hat**2).mean()), 6),
+        )
+        parts = [steps, Text(""), Text(norm_line), Text(self.words("source"), style="dim"), Text(""), table]
+        if self.model_note:  # on top: the table below is as long as the model is wide
+            parts.insert(0, Text(self.model_note, style="italic"))
+        self.query_one("#ln-result", LiveStatic).show_content(Group(*parts), (d, bool(self.model_note)))
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def _fill(self, x: str, gamma: str, beta: str, eps: str) -> None:
+        with self.prevent(Input.Changed):
+            for selector, value in (("#ln-x", x), ("#ln-gamma", gamma), ("#ln-beta", beta), ("#ln-eps", eps)):
+                field = self.query_one(selector, Input)
+                field.value = value
+                field.cursor_position = 0  # the start of a long vector is the part to see
+
+    def action_example(self) -> None:
+        self.model_note = ""
+        self._fill("1 2 3 4", "", "", "1e-5")
+        self.recompute(notify=True)
+
+    def action_from_model(self) -> None:
+        """The live model's own first LayerNorm on the main screen's prompt, its last token."""
+        gpt = self.gpt
+        step = next((s for s in gpt.steps if s.kind == "norm"), None)
+        if step is None:
+            self.notify(self.words("no_model_norm", model=gpt.name), severity="warning")
+            return
+        if not self.prompt:
+            self.notify(self.words("no_prompt"), severity="warning")
+            return
+        trace = gpt.run(self.prompt)
+        pos = len(trace.tokens) - 1
+        ln = step.out_hook.removesuffix(".hook_normalized")
+        x = trace[step.in_hook][pos]
+        gamma, beta = gpt.params[f"{ln}.g"], gpt.params[f"{ln}.b"]
+        self._fill(*(" ".join(repr(float(v)) for v in values) for values in (x, gamma, beta)), f"{gpt.config.ln_eps:g}")
+        self.recompute(notify=True)
+        if self.worked is not None:
+            diff = float(np.abs(self.worked.y - trace[step.out_hook][pos]).max())
+            self.model_note = self.words(
+                "model_source",
+                model=gpt.name,
+                step=step.label(self.lang),
+                pos=pos,
+                piece=trace.pieces[pos],
+                prompt=self.prompt,
+                diff=f"{diff:.1e}",
+            )
+            self.show(self.worked)

@@ -1,0 +1,206 @@
+"""Several curves on one pair of axes, drawn a line at a time (Textual's Line API).
+
+With colour each series is a braille line (2×4 dots per cell) in its own colour; without colour
+(NO_COLOR) braille dots of different series look alike, so each series is drawn with its own
+marker character instead, one per cell. The legend shows colour and marker either way.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+from textual.widget import Widget
+
+Y_LABEL_WIDTH = 7  # "10.00 ┤"-style tick labels left of the plot
+# braille dot bits by (column, row) inside a cell: the Unicode block is 0x2800 + the sum of the bits
+_DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+
+
+@dataclass(frozen=True)
+class Series:
+    """One curve: points (x, y) in order, a colour, and a marker for the legend and for NO_COLOR."""
+
+    name: str
+    xs: Sequence[float]
+    ys: Sequence[float]
+    color: str = "white"
+    marker: str = "•"
+    dashed: bool = False  # for reference lines such as a baseline
+
+
+def tick_text(value: float, whole: bool = False) -> str:
+    """An axis number in at most six cells: 3.22, 12.5, 3000, 1.2e+04; `whole` numbers without decimals."""
+    for decimals in (0,) if whole else (2, 1, 0):
+        text = f"{value:.{decimals}f}"
+        if len(text) <= 6:
+            return text
+    return f"{value:.0e}"
+
+
+class LineChart(Widget):
+    """Axes with tick labels, titles for both axes, a legend, and any number of series."""
+
+    DEFAULT_CSS = """
+    LineChart { height: 1fr; min-height: 8; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.series: list[Series] = []
+        self.x_label = ""
+        self.y_label = ""
+        self.x_range: tuple[float, float] | None = None
+        self.y_range: tuple[float, float] | None = None
+        self._strips: list[Strip] | None = None
+        self._drawn_for: tuple[int, int, bool] | None = None
+
+    def set_series(
+        self,
+        series: Sequence[Series],
+        *,
+        x_label: str = "",
+        y_label: str = "",
+        x_range: tuple[float, float] | None = None,
+        y_range: tuple[float, float] | None = None,
+    ) -> None:
+        """Replace the curves. Without a range the axes fit the data; points outside a range are clipped."""
+        self.series = list(series)
+        self.x_label, self.y_label = x_label, y_label
+        self.x_range, self.y_range = x_range, y_range
+        self._strips = None
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips = None
+
+    # -- geometry ---------------------------------------------------------------------------
+
+    def ranges(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The x and y ranges the axes show: the given ones, or the data's, never empty."""
+        xs = [float(x) for s in self.series for x in s.xs if math.isfinite(x)]
+        ys = [float(y) for s in self.series for y in s.ys if math.isfinite(y)]
+        x_range = self.x_range or ((min(xs), max(xs)) if xs else (0.0, 1.0))
+        y_range = self.y_range or ((min(ys), max(ys)) if ys else (0.0, 1.0))
+        return _widen(x_range), _widen(y_range)
+
+    def legend_lines(self, width: int) -> list[list[Segment]]:
+        """The legend: "━• name" entries, wrapped to the width."""
+        lines: list[list[Segment]] = [[]]
+        used = 0
+        for s in self.series:
+            entry = [Segment(f"{s.marker}", Style(color=s.color, bold=True)), Segment(f" {s.name}  ", Style())]
+            size = sum(cell_len(seg.text) for seg in entry)
+            if used and used + size > width:
+                lines.append([])
+                used = 0
+            lines[-1].extend(entry)
+            used += size
+        return lines if lines[0] else []
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width, height = self.size
+        key = (width, height, self.app.no_color)
+        if self._strips is None or self._drawn_for != key:
+            self._strips = self._draw(width, height, braille=not self.app.no_color)
+            self._drawn_for = key
+        return self._strips[y] if y < len(self._strips) else Strip.blank(width, self.rich_style)
+
+    def _draw(self, width: int, height: int, braille: bool) -> list[Strip]:
+        base = self.rich_style
+        dim = base + Style(dim=True)
+        legend = self.legend_lines(max(1, width))
+        plot_width = max(1, width - Y_LABEL_WIDTH)
+        plot_height = max(1, height - 4 - len(legend))  # y title, x axis, x ticks, x title
+        (x0, x1), (y0, y1) = self.ranges()
+        cells = self._plot_cells(plot_width, plot_height, (x0, x1), (y0, y1), braille)
+
+        strips = [Strip([Segment(self.y_label, dim)]).crop(0, width).extend_cell_length(width, base)]
+        tick_rows = {round(i * (plot_height - 1) / 4): y1 - i * (y1 - y0) / 4 for i in range(5)}
+        for row in range(plot_height):
+            label = f"{tick_text(tick_rows[row]):>6}┤" if row in tick_rows else "      │"
+            segments = [Segment(label, dim)]
+            for text, style in cells[row]:
+                segments.append(Segment(text, base + style if style else base))
+            strips.append(Strip(segments).crop(0, width).extend_cell_length(width, base))
+        strips.append(Strip([Segment("      └" + "─" * plot_width, dim)]).crop(0, width))
+        ticks = [" "] * plot_width
+        whole = float(x0).is_integer() and float(x1).is_integer() and x1 - x0 >= 10  # steps, counts
+        for fraction in (0.0, 0.5, 1.0):
+            text = tick_text(x0 + fraction * (x1 - x0), whole).strip()
+            start = min(max(0, round(fraction * (plot_width - 1)) - len(text) // 2), max(0, plot_width - len(text)))
+            ticks[start : start + len(text)] = list(text)
+        strips.append(Strip([Segment(" " * Y_LABEL_WIDTH + "".join(ticks), dim)]).crop(0, width))
+        strips.append(Strip([Segment(self.x_label.rjust(width), dim)]).crop(0, width))
+        for line in legend:  # every segment styled: NO_COLOR's filter cannot take a segment without a style
+            segments = [Segment(" ", base), *(Segment(seg.text, base + seg.style) for seg in line)]
+            strips.append(Strip(segments).crop(0, width).extend_cell_length(width, base))
+        return [strip.extend_cell_length(width, base) for strip in strips[:height]]
+
+    def _plot_cells(
+        self,
+        plot_width: int,
+        plot_height: int,
+        x_range: tuple[float, float],
+        y_range: tuple[float, float],
+        braille: bool,
+    ) -> list[list[tuple[str, Style | None]]]:
+        """Each plot cell as (character, style): braille dots, or one marker per cell."""
+        dots_x, dots_y = (2, 4) if braille else (1, 1)
+        columns, rows = plot_width * dots_x, plot_height * dots_y
+        bits = [[0] * plot_width for _ in range(plot_height)]
+        owner: list[list[Series | None]] = [[None] * plot_width for _ in range(plot_height)]
+        (x0, x1), (y0, y1) = x_range, y_range
+
+        def to_dot(x: float, y: float) -> tuple[float, float]:
+            return (x - x0) / (x1 - x0) * (columns - 1), (y1 - y) / (y1 - y0) * (rows - 1)
+
+        for s in reversed(self.series):  # the first series ends on top where curves cross
+            points = [
+                to_dot(float(x), float(y))
+                for x, y in zip(s.xs, s.ys, strict=True)
+                if math.isfinite(x) and math.isfinite(y)
+            ]
+            if len(points) == 1:
+                points = points * 2
+            for (ax, ay), (bx, by) in itertools.pairwise(points):
+                n = max(1, math.ceil(max(abs(bx - ax), abs(by - ay))))
+                for k in range(n + 1):
+                    dx, dy = round(ax + (bx - ax) * k / n), round(ay + (by - ay) * k / n)
+                    if not (0 <= dx < columns and 0 <= dy < rows):
+                        continue  # clipped: outside the axes' range
+                    if s.dashed and (dx // (2 * dots_x)) % 2:
+                        continue
+                    cx, cy = dx // dots_x, dy // dots_y
+                    bits[cy][cx] |= _DOT_BITS[dx % 2][dy % 4] if braille else 1
+                    owner[cy][cx] = s
+        cells: list[list[tuple[str, Style | None]]] = []
+        for row in range(plot_height):
+            line: list[tuple[str, Style | None]] = []
+            for column in range(plot_width):
+                s = owner[row][column]
+                if s is None:
+                    line.append((" ", None))
+                elif braille:
+                    line.append((chr(0x2800 + bits[row][column]), Style(color=s.color)))
+                else:
+                    line.append((s.marker, Style(bold=True)))
+            cells.append(line)
+        return cells
+
+
+def _widen(span: tuple[float, float]) -> tuple[float, float]:
+    low, high = span
+    if high > low:
+        return low, high
+    pad = abs(low) * 0.05 or 1.0
+    return low - pad, high + pad
