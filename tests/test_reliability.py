@@ -393,30 +393,12 @@ TERMINALS = {
 @pytest.mark.parametrize("terminal", list(TERMINALS))
 def test_each_kind_of_terminal_runs_steps_and_quits(tmp_path: Path, terminal: str) -> None:
     """A real pseudo-terminal per environment: the first screen, a step, ctrl+q, exit 0, no traceback."""
-    import fcntl
     import os
-    import pty
-    import subprocess
-    import sys
-    import termios
 
-    from test_terminal import drain, read_until
+    from test_terminal import drain, read_until, spawn
 
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    env = {**os.environ, "TUTOR_STATE_DIR": str(tmp_path / "state"), "LANG": "en_US.UTF-8", **TERMINALS[terminal]}
-    if "LC_ALL" not in TERMINALS[terminal]:
-        env.pop("LC_ALL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tutor", "--lang", "en"],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        start_new_session=True,
-        cwd=tmp_path,
-    )
-    os.close(slave)
+    changes: dict[str, str | None] = {"LC_ALL": None, **TERMINALS[terminal]}
+    process, master = spawn(tmp_path, "--lang", "en", env_changes=changes)
     try:
         out = read_until(master, b"Lesson 1/")
         assert b"Lesson 1/" in out, out[-2000:]

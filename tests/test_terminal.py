@@ -18,10 +18,18 @@ from pathlib import Path
 import pytest
 
 
-def spawn(tmp_path: Path, *args: str, size: tuple[int, int] = (120, 40)) -> tuple[subprocess.Popen[bytes], int]:
+def spawn(
+    tmp_path: Path, *args: str, size: tuple[int, int] = (120, 40), env_changes: dict[str, str | None] | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`tutor ARGS` in a real pseudo-terminal; `env_changes` sets variables (None removes one)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
     env = {**os.environ, "TUTOR_STATE_DIR": str(tmp_path / "state"), "TERM": "xterm-256color", "LANG": "en_US.UTF-8"}
+    for name, value in (env_changes or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     process = subprocess.Popen(
         [sys.executable, "-m", "tutor", *args],
         stdin=slave,
