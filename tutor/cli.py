@@ -168,3 +168,15 @@ def run_app(model_name: str | None, lang: str) -> int:
 def fail(message: str, code: int = 1) -> int:
     print(f"tutor: error: {message}", file=sys.stderr)
     return code
+
+
+YES = {"y", "yes", "是", "好"}
+
+
+def confirmed(question: str) -> bool:
+    """Ask a y/N question on the terminal; anything but yes (or end of input) is no."""
+    try:
+        answer = input(question)
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in YES

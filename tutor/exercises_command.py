@@ -192,18 +192,13 @@ def _solution(name: str, lang: str) -> int:
 
 
 def _reset(folder: Path, name: str, lang: str, *, assume_yes: bool) -> int:
-    from tutor.cli import fail
+    from tutor.cli import confirmed, fail
     from tutor.exercises.workspace import exercise_path, reset_exercise
 
     path = exercise_path(folder, name)
-    if not assume_yes:
-        try:
-            answer = input(pick(WORDS, "reset_ask", lang, path=path))
-        except EOFError:
-            answer = ""
-        if answer.strip().lower() not in ("y", "yes", "是"):
-            print(pick(WORDS, "reset_kept", lang, path=path))
-            return 1
+    if not assume_yes and not confirmed(pick(WORDS, "reset_ask", lang, path=path)):
+        print(pick(WORDS, "reset_kept", lang, path=path))
+        return 1
     try:
         reset_exercise(folder, name, lang)
     except OSError as error:

@@ -42,7 +42,6 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "was_reset_empty": ("Progress reset (there was nothing saved).", "进度已清除（之前没有保存的内容）。"),
     "cannot_reset": ("cannot reset progress in {path}: {reason}", "无法清除 {path} 中的进度：{reason}"),
 }
-YES = {"y", "yes", "是", "好"}
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,11 +73,9 @@ def run_reset(store: ProgressStore, lang: str, *, yes: bool) -> int:
         if not sys.stdin.isatty():
             print(f"tutor: error: {pick(WORDS, 'needs_yes', lang)}", file=sys.stderr)
             return 1
-        try:
-            answer = input(pick(WORDS, "confirm", lang, path=store.path))
-        except EOFError:
-            answer = ""
-        if answer.strip().lower() not in YES:
+        from tutor.cli import confirmed
+
+        if not confirmed(pick(WORDS, "confirm", lang, path=store.path)):
             print(pick(WORDS, "not_confirmed", lang))
             return 1
     try:
