@@ -16,6 +16,7 @@ from tutor.app import TutorApp
 from tutor.lessons import parse_link
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
+from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.step_bar import StepBar, short_name
 
 LESSON_EN = """+++
@@ -263,9 +264,37 @@ async def test_chinese_headings_are_reachable(store, content) -> None:
     app = make_app(store, content, lang="zh")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        lesson_view = app.main.query_one("#lesson")
+        lesson_view = app.main.query_one(LessonView)
+        heading_line = dict(lesson_view._rendered.headings)["公式与代码"]
         assert lesson_view.goto_heading("公式与代码")
+        await settle(pilot)
+        assert 0 < lesson_view.scroll_y == min(heading_line, lesson_view.max_scroll_y)
         assert not lesson_view.goto_heading("没有这个标题")
+
+
+async def test_a_click_on_a_lesson_link_follows_it(store, content) -> None:
+    app = make_app(store, content)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        lesson_view = app.main.query_one(LessonView)
+        target = parse_link("tutor:show?prompt=追猫狗&step=blocks.0.attn&panel=attention")
+        links = lesson_view._rendered.links
+        index = next(i for i, href in enumerate(links) if parse_link(href).params == target.params)
+        y, x = next(
+            (y, sum(segment.cell_length for segment in line[:k]))
+            for y, line in enumerate(lesson_view._rendered.lines)
+            for k, segment in enumerate(line)
+            if segment.style is not None and segment.style.meta.get("@click") == f"follow({index})"
+        )
+        lesson_view.scroll_to(y=y, animate=False)
+        await settle(pilot)
+        top = lesson_view.content_region.y - lesson_view.region.y
+        left = lesson_view.content_region.x - lesson_view.region.x
+        assert await pilot.click(LessonView, offset=(left + x, top + y - round(lesson_view.scroll_y)))
+        await settle(pilot)
+        assert app.main.trace.pieces == list("追猫狗")
+        assert app.main.trace.steps[app.main.step_index].name == "blocks.0.attn"
+        assert app.main.query_one("#panels").active == "attention"
 
 
 async def test_language_switch_and_progress_are_kept(store, content) -> None:

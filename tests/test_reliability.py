@@ -22,11 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_app import make_app, screen_text, settle
 from textual import events
-from textual.widgets import Input, Markdown
+from textual.widgets import Input
 
 import model
 from tutor.progress import ProgressStore
 from tutor.report import render_report, trace_report
+from tutor.widgets.lesson_view import LessonView
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -492,9 +493,9 @@ async def test_lesson_links_cannot_open_files_or_run_anything(tmp_path: Path, mo
     }
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        markdown = app.main.query_one(Markdown)
+        lesson = app.main.query_one(LessonView)
         for href, notice in hrefs.items():
-            markdown.post_message(Markdown.LinkClicked(markdown, href))
+            lesson.post_message(LessonView.LinkClicked(href))
             await settle(pilot)
             assert any(notice in message for message in notices(app)), (href, notices(app))
         for n in range(5):  # the same links from the keyboard (F9 lists the tutor: ones)

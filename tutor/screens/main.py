@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Markdown, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 import model
@@ -352,7 +352,7 @@ class MainScreen(Screen[None]):
         self.lesson = lesson
         done = lesson is not None and lesson.id in self.app.progress.done  # type: ignore[attr-defined]
         header = f"{t('lesson', self.lang)} {position}{'  ✓' if done else ''}" if lesson else ""
-        await self.query_one(LessonView).show(lesson, header, empty)
+        self.query_one(LessonView).show(lesson, header, empty)
         self.update_topbar()
 
     def start_lesson(self, lesson: Lesson) -> None:
@@ -390,8 +390,8 @@ class MainScreen(Screen[None]):
         self.app.remember(model=name)  # type: ignore[attr-defined]
         return True
 
-    @on(Markdown.LinkClicked)
-    async def link_clicked(self, event: Markdown.LinkClicked) -> None:
+    @on(LessonView.LinkClicked)
+    async def link_clicked(self, event: LessonView.LinkClicked) -> None:
         event.stop()
         href = event.href
         if not href.startswith("tutor:"):

@@ -1,41 +1,149 @@
-"""The lesson: its title, any warnings about the file, and its Markdown with live code quotes."""
+"""The lesson: its title, any warnings about the file, and its Markdown with live code quotes.
+
+One Line-API widget (as Toolong's `LogLines`): the lesson is rendered to lines once per width
+(`tutor.markdown_lines`) and scrolling only picks lines, so the panels' keys never lay it out again.
+"""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widgets import Markdown, Static
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.text import Text
+from textual.events import Resize
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
 
 from tutor.lessons import Lesson, display_markdown
+from tutor.markdown_lines import RenderedLesson, render_markdown
+
+# component class → the Rich Markdown style it stands for
+MARKDOWN_STYLES = {
+    "lesson-view--h1": "markdown.h1",
+    "lesson-view--h2": "markdown.h2",
+    "lesson-view--h3": "markdown.h3",
+    "lesson-view--link": "markdown.link_url",
+    "lesson-view--code": "markdown.code",
+    "lesson-view--quote": "markdown.block_quote",
+    "lesson-view--bullet": "markdown.item.bullet",
+    "lesson-view--number": "markdown.item.number",
+    "lesson-view--table-border": "markdown.table.border",
+    "lesson-view--table-header": "markdown.table.header",
+}
 
 
-class LessonView(VerticalScroll):
+class LessonView(ScrollView, can_focus=True):
+    COMPONENT_CLASSES = {*MARKDOWN_STYLES, "lesson-view--title", "lesson-view--warning"}
     DEFAULT_CSS = """
-    LessonView > #lesson-title { text-style: bold; padding: 0 1; }
-    LessonView > #lesson-warnings { color: $warning; padding: 0 1; height: auto; display: none; }
-    LessonView > #lesson-warnings.-shown { display: block; }
+    LessonView { scrollbar-gutter: stable; padding: 0 1; }
+    LessonView > .lesson-view--title { text-style: bold; }
+    LessonView > .lesson-view--warning { color: $warning; }
+    LessonView > .lesson-view--h1 { color: $text-primary; text-style: bold; }
+    LessonView > .lesson-view--h2 { color: $text-accent; text-style: bold; }
+    LessonView > .lesson-view--h3 { color: $text-accent; text-style: bold italic; }
+    LessonView > .lesson-view--link { color: $text-primary; text-style: underline; }
+    LessonView > .lesson-view--code { color: $text-warning; background: $warning-muted; }
+    LessonView > .lesson-view--quote { color: $text-secondary; }
+    LessonView > .lesson-view--bullet { color: $text-accent; text-style: bold; }
+    LessonView > .lesson-view--number { color: $text-accent; }
+    LessonView > .lesson-view--table-border { color: $primary-muted; }
+    LessonView > .lesson-view--table-header { color: $text-accent; text-style: bold; }
     """
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="lesson-title")
-        yield Static(id="lesson-warnings", markup=False)  # file names and quoted lesson text, not markup
-        yield Markdown(id="lesson-markdown", open_links=False)
+    @dataclass
+    class LinkClicked(Message):
+        """The learner clicked a link in the lesson."""
 
-    async def show(self, lesson: Lesson | None, header: str, empty_message: str = "") -> None:
-        self.query_one("#lesson-title", Static).update(header)
-        warnings = self.query_one("#lesson-warnings", Static)
-        shown = bool(lesson and lesson.warnings)
-        warnings.set_class(shown, "-shown")
-        warnings.update("\n".join(f"⚠ {w}" for w in lesson.warnings) if lesson and shown else "")
-        await self.query_one(Markdown).update(display_markdown(lesson) if lesson else empty_message)
+        href: str
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._markdown = ""
+        self._before: list[tuple[str, str]] = []  # (text, component class) lines above the Markdown
+        self._rendered = RenderedLesson([])
+        self._rendered_width = -1
+        self._strips: dict[int, Strip] = {}
+
+    def show(self, lesson: Lesson | None, header: str, empty_message: str = "") -> None:
+        self._before = [(header, "lesson-view--title")] if header else []
+        if lesson is not None:
+            self._before += [(f"⚠ {warning}", "lesson-view--warning") for warning in lesson.warnings]
+        self._markdown = display_markdown(lesson) if lesson else empty_message
+        self._render(force=True)
         self.scroll_home(animate=False)
 
+    @property
+    def plain_lines(self) -> list[str]:
+        """The lesson as the learner reads it, one string per line (for copying and for tests)."""
+        return ["".join(segment.text for segment in line).rstrip() for line in self._rendered.lines]
+
     def goto_heading(self, heading: str) -> bool:
-        """Scroll to a heading by its text: Textual's slugs drop CJK, so anchors cannot find 公式与代码."""
-        markdown = self.query_one(Markdown)
+        """Scroll to a heading by its text (slugs would drop CJK, so anchors could not find 公式与代码)."""
         wanted = heading.strip().casefold()
-        for _level, title, block_id in markdown.table_of_contents:
-            if title.strip().casefold() == wanted and block_id:
-                self.scroll_to_widget(markdown.query_one(f"#{block_id}"), top=True, animate=False)
+        for title, y in self._rendered.headings:
+            if title.casefold() == wanted:
+                self.scroll_to(y=y, animate=False)
                 return True
         return False
+
+    def action_follow(self, index: int) -> None:
+        if 0 <= index < len(self._rendered.links):
+            self.post_message(self.LinkClicked(self._rendered.links[index]))
+
+    # -- lines ---------------------------------------------------------------------------------
+
+    def on_resize(self, event: Resize) -> None:
+        self._render()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self.is_mounted:  # a theme change: the colours are baked into the lines
+            self._render(force=True)
+
+    def _render(self, force: bool = False) -> None:
+        width = self.scrollable_content_region.width
+        if width <= 0 or (width == self._rendered_width and not force):
+            return
+        styles = {name: self.get_component_rich_style(cls, partial=True) for cls, name in MARKDOWN_STYLES.items()}
+        before = [Text(text, style=self.get_component_rich_style(cls, partial=True)) for text, cls in self._before]
+        code_theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
+        self._rendered = render_markdown(self.app.console, self._markdown, width, styles, code_theme, before)
+        self._rendered_width = width
+        self._strips.clear()
+        self.virtual_size = Size(width, len(self._rendered.lines))
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        line = scroll_y + y
+        width = self.scrollable_content_region.width
+        if line >= len(self._rendered.lines):
+            return Strip.blank(width, self.rich_style)
+        if self.text_selection is not None:
+            strip = Strip(self._with_selection(self._rendered.lines[line], line)).apply_style(self.rich_style)
+        elif (strip := self._strips.get(line)) is None:
+            strip = self._strips[line] = Strip(self._rendered.lines[line]).apply_style(self.rich_style)
+        strip = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        return strip.apply_offsets(scroll_x, line)
+
+    # -- selection (copying a formula out of the lesson) ----------------------------------------
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract("\n".join(self.plain_lines)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
+
+    def _with_selection(self, segments: list[Segment], line: int) -> list[Segment]:
+        """The selected part of a line drawn in the selection's colours."""
+        selection = self.text_selection
+        span = selection.get_span(line) if selection is not None else None
+        if span is None:
+            return segments
+        text = Text.assemble(*((segment.text, segment.style or "") for segment in segments))
+        start, end = span
+        text.stylize(self.screen.get_component_rich_style("screen--selection"), start, len(text) if end == -1 else end)
+        return list(text.render(self.app.console))

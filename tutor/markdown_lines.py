@@ -1,0 +1,89 @@
+"""A lesson's Markdown rendered once into lines of segments, for a widget that only shows them.
+
+Textual's Markdown widget makes a widget of every paragraph and list item (~170 in a lesson), and
+the screen lays all of them out again on every key that changes a panel's size. Rendered here
+with Rich at one width, the lesson is a list of lines: scrolling picks lines, a step key never
+touches them, and a resize renders them again once.
+
+Links keep their target as an `@click` action on their cells (`follow(n)`, n indexing `links`),
+and each heading marks its line so that a link can scroll to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rich.console import Console, RenderResult
+from rich.markdown import Heading, Markdown
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from rich.theme import Theme
+
+_HEADING_MARK = "lesson_heading"
+
+
+class _LeftHeading(Heading):
+    """Headings at the left, as the lessons are read, each carrying its text for `goto_heading`."""
+
+    def __rich_console__(self, console: Console, options: object) -> RenderResult:
+        text = self.text.copy()
+        text.justify = "left"
+        text.stylize(Style.from_meta({_HEADING_MARK: text.plain.strip()}))
+        yield text
+
+
+class _LessonMarkdown(Markdown):
+    elements = {**Markdown.elements, "heading_open": _LeftHeading}
+
+
+@dataclass
+class RenderedLesson:
+    """Lines of one width; `headings` as (text, line), `links` the targets `follow(n)` names."""
+
+    lines: list[list[Segment]]
+    headings: list[tuple[str, int]] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+
+
+def render_markdown(
+    console: Console,
+    markdown: str,
+    width: int,
+    styles: Mapping[str, Style],
+    code_theme: str,
+    before: list[Text] | None = None,
+) -> RenderedLesson:
+    """`markdown` wrapped to `width` cells, under `before` (lines such as the title), with `styles`
+    (Rich's `markdown.*` names) in place of Rich's defaults."""
+    options = console.options.update_width(max(1, width))
+    with console.use_theme(Theme(dict(styles), inherit=True)):
+        lines = console.render_lines(Text("\n").join(before), options) if before else []
+        lines += console.render_lines(_LessonMarkdown(markdown, code_theme=code_theme, hyperlinks=True), options)
+    return _mark_links_and_headings(lines)
+
+
+def _mark_links_and_headings(lines: list[list[Segment]]) -> RenderedLesson:
+    """Rich's hyperlinks become `@click` actions (a terminal link would open outside the app);
+    headings are found by the mark `_LeftHeading` left on them."""
+    rendered = RenderedLesson([])
+    link_index: dict[str, int] = {}
+    for y, line in enumerate(lines):
+        out: list[Segment] = []
+        for segment in line:
+            style = segment.style
+            if style is not None and style.link:
+                href = style.link
+                index = link_index.setdefault(href, len(rendered.links))
+                if index == len(rendered.links):
+                    rendered.links.append(href)
+                style = style.update_link(None) + Style.from_meta({"@click": f"follow({index})"})
+                segment = Segment(segment.text, style)
+            elif style is not None and style._meta:
+                heading = style.meta.get(_HEADING_MARK)
+                if heading and not any(line_y == y for _, line_y in rendered.headings):
+                    rendered.headings.append((heading, y))
+            out.append(segment)
+        rendered.lines.append(out)
+    return rendered
