@@ -95,6 +95,8 @@ class MainScreen(Screen[None]):
         self.lesson: Lesson | None = None
         self.pending_step: str | None = None  # a step a lesson asked for, applied when its trace arrives
         self.pending_token: int | None = None  # likewise a token
+        self._drawn: tuple[object, ...] | None = None  # what the panels show now (see refresh_panels)
+        self._topbar: Content | None = None
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -203,13 +205,20 @@ class MainScreen(Screen[None]):
         view = self.view()
         if view is None or not self.is_mounted:
             return
+        tabs = self.query_one("#panels", TabbedContent)
+        # id(): a Trace compares its arrays; `drawn` holds the trace itself, so the id cannot be reused meanwhile
+        drawn = (id(view.trace), view.trace, view.step_index, view.token, view.head, tabs.active, self.size)
+        drawn += (self.classes, self.lang)
+        if self._drawn is not None and drawn[0] == self._drawn[0] and drawn[2:] == self._drawn[2:]:
+            return  # a second request for the same picture (a tab switch reports itself after the key drew it)
+        self._drawn = drawn
         self.update_topbar()
         self.query_one(TokenStrip).show(view)
         self.query_one(StepBar).show(view.trace.steps, view.step_index)
         self.query_one(StepInfo).show(view)
         if self.has_class("-too-small"):
             return
-        active = self.query_one("#panels", TabbedContent).active
+        active = tabs.active
         panels = {
             "vectors": VectorsPanel,
             "layernorm": LayerNormPanel,
@@ -227,20 +236,21 @@ class MainScreen(Screen[None]):
         title = self.lesson.title if self.lesson else ""
         status = "" if self.gpt.trained else f" ({t('untrained', self.lang)})"
         language = "中文" if self.lang == "zh" else "English"
-        self.query_one("#topbar", Static).update(  # $variables: a title like "[/b]" is text, not markup
-            Content.from_markup(
+        topbar = Content.from_markup(  # $variables: a title like "[/b]" is text, not markup
+
                 "[b]tutor[/b] · $title · model [b]$model[/b]$status · $language",
                 title=title,
                 model=self.gpt.name,
                 status=status,
-                language=language,
-            ),
-            layout=False,  # one row, always: a re-layout of the whole screen on every key costs a frame
+            language=language,
         )
+        if topbar != self._topbar:  # unchanged: not even a redraw (its bytes would go down the line again)
+            self._topbar = topbar
+            self.query_one("#topbar", Static).update(topbar, layout=False)  # one row: never a re-layout
 
     @on(TabbedContent.TabActivated, "#panels")
     def panel_switched(self) -> None:
-        self.refresh_panels()
+        self.refresh_panels()  # a no-op when the key that switched the tab has drawn it already
 
     # -- stepping ------------------------------------------------------------------------------
 
@@ -250,10 +260,9 @@ class MainScreen(Screen[None]):
         self.step_index = max(0, min(index, len(self.trace.steps) - 1))
         tabs = self.query_one("#panels", TabbedContent)
         panel = PANEL_FOR_KIND[self.trace.steps[self.step_index].kind]
-        if tabs.active == panel or not tabs.display:
-            self.refresh_panels()
-        else:  # the tab's TabActivated redraws the panels once, when the new tab has its size
-            tabs.active = panel
+        if tabs.display:
+            tabs.active = panel  # before the panels are drawn: one layout and one frame for the key
+        self.refresh_panels()
         self.app.remember(step=self.trace.steps[self.step_index].name)  # type: ignore[attr-defined]
 
     def action_step(self, delta: int) -> None:

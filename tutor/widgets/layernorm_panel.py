@@ -81,4 +81,4 @@ class LayerNormPanel(LiveStatic):
         )
         from rich.console import Group
 
-        self.show_content(Group(title, legend, table, gamma_line), (view.n_tokens, self.size.width))
+        self.show_content(Group(title, legend, table, gamma_line), view.n_tokens)

@@ -98,6 +98,13 @@ class LessonView(ScrollView, can_focus=True):
     def on_resize(self, event: Resize) -> None:
         self._render()
 
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        # Every screen layout hands a ScrollView its region as "virtual size", and ScrollView answers by
+        # redrawing its scrollbar: ~1 KB down the line on every key that switches a panel. Ours is our own.
+        if size == self.size and container_size == self.container_size:
+            return False
+        return super()._size_updated(size, self.virtual_size, container_size, layout)
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         if self.is_mounted:  # a theme change: the colours are baked into the lines

@@ -36,4 +36,4 @@ class NextTokenPanel(LiveStatic):
             )
         from rich.console import Group
 
-        self.show_content(Group(title, table), (view.n_tokens > 0, self.size.width))
+        self.show_content(Group(title, table), view.n_tokens > 0)

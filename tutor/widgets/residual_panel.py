@@ -103,4 +103,4 @@ class ResidualPanel(LiveStatic):
             ),
             style="dim",
         )
-        self.show_content(Group(title, table, largest), (len(points), self.size.width))
+        self.show_content(Group(title, table, largest), len(points))
