@@ -66,6 +66,7 @@ class LessonView(ScrollView, can_focus=True):
         self._rendered = RenderedLesson([])
         self._rendered_width = -1
         self._strips: dict[int, Strip] = {}
+        self._laid_out: tuple[Size, Size, Size] | None = None  # size, container size, virtual size
 
     def show(self, lesson: Lesson | None, header: str, empty_message: str = "") -> None:
         self._before = [(header, "lesson-view--title")] if header else []
@@ -101,9 +102,11 @@ class LessonView(ScrollView, can_focus=True):
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         # Every screen layout hands a ScrollView its region as "virtual size", and ScrollView answers by
         # redrawing its scrollbar: ~1 KB down the line on every key that switches a panel. Ours is our own.
-        if size == self.size and container_size == self.container_size:
+        unchanged = (size, container_size, self.virtual_size)
+        if unchanged == self._laid_out:
             return False
-        return super()._size_updated(size, self.virtual_size, container_size, layout)
+        self._laid_out = unchanged
+        return super()._size_updated(size, virtual_size, container_size, layout)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
