@@ -124,16 +124,18 @@ class TutorApp(App[None]):
         for signum in (signal.SIGHUP, signal.SIGTERM):  # a dropped SSH session, a `kill`
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, self.hang_up)
-        await self.push_screen(self.main)
-        if self._progress_notice:
-            self.notify(self._progress_notice, severity="warning", timeout=10)
-        self.lessons = load_lessons(self.lang, self.content)
-        last = self.progress.last
-        saved_model = last.get("model")
-        if self.resume_model and isinstance(saved_model, str) and saved_model != self.gpt.name:
-            self.main.switch_model(saved_model)
-        start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
-        await self.open_lesson(start, resume=True)
+        with self.batch_update():  # the first frame shows the lesson and the numbers, not the steps to them
+            await self.push_screen(self.main)
+            if self._progress_notice:
+                self.notify(self._progress_notice, severity="warning", timeout=10)
+            self.lessons = load_lessons(self.lang, self.content)
+            last = self.progress.last
+            saved_model = last.get("model")
+            if self.resume_model and isinstance(saved_model, str) and saved_model != self.gpt.name:
+                self.main.switch_model(saved_model)
+            start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
+            await self.open_lesson(start, resume=True)
+        self.main.refresh(layout=True)
 
     # -- progress ------------------------------------------------------------------------------
 
@@ -187,9 +189,9 @@ class TutorApp(App[None]):
         last = self.progress.last
         if resume and lesson and last.get("lesson") == lesson.id:
             # back where the learner left off: their prompt, model and step, not the lesson's defaults
-            self.main.set_prompt(str(last.get("prompt", lesson.prompt)))
-            if isinstance(last.get("step"), str):
+            if isinstance(last.get("step"), str):  # before the prompt: its trace may be ready at once
                 self.main.pending_step = last["step"]
+            self.main.set_prompt(str(last.get("prompt", lesson.prompt)))
         elif lesson:
             self.main.start_lesson(lesson)
         else:

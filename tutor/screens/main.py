@@ -151,6 +151,8 @@ class MainScreen(Screen[None]):
     def prompt_changed(self, event: Input.Changed) -> None:
         # kept now, not when the model is done: a line that drops (or a busy machine) must not lose what was typed
         self.app.remember(prompt=event.value)  # type: ignore[attr-defined]
+        if self.trace is not None and event.value == self.prompt:
+            return  # on screen already (the first trace is computed before the first frame)
         self.run_model(event.value, self.gpt)
 
     def set_prompt(self, text: str) -> None:
@@ -160,6 +162,17 @@ class MainScreen(Screen[None]):
         else:
             prompt.value = text  # Input.Changed runs the model
         prompt.cursor_position = len(text)
+        if self._drawn is None:  # the very first picture: a pass of a few tokens takes milliseconds, wait for it
+            self.run_model_now(text)
+
+    def run_model_now(self, prompt: str) -> None:
+        """The model on this thread: for the first picture, which would otherwise wait for a worker's turn."""
+        try:
+            trace = self.gpt.run(prompt)
+        except Exception as error:  # as in the worker: a notice, and the app goes on
+            self.notify(pick(WORDS, "model_failed", self.lang, error=f"{type(error).__name__}: {error}"), markup=False)
+            return
+        self.on_trace_ready(TraceReady(prompt, self.gpt, trace))
 
     @work(thread=True, exclusive=True, group="model")
     def run_model(self, prompt: str, gpt: GPT) -> None:

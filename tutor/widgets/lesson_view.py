@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.events import Resize
 from textual.geometry import Size
@@ -65,6 +66,7 @@ class LessonView(ScrollView, can_focus=True):
         self._before: list[tuple[str, str]] = []  # (text, component class) lines above the Markdown
         self._rendered = RenderedLesson([])
         self._rendered_width = -1
+        self._rendered_styles: dict[str, Style] = {}
         self._strips: dict[int, Strip] = {}
         self._laid_out: tuple[Size, Size, Size] | None = None  # size, container size, virtual size
 
@@ -110,21 +112,25 @@ class LessonView(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        if self.is_mounted:  # a theme change: the colours are baked into the lines
+        if self.is_mounted and self._styles() != self._rendered_styles:  # a theme change: colours are in the lines
             self._render(force=True)
 
     def _render(self, force: bool = False) -> None:
         width = self.scrollable_content_region.width
         if width <= 0 or (width == self._rendered_width and not force):
             return
-        styles = {name: self.get_component_rich_style(cls, partial=True) for cls, name in MARKDOWN_STYLES.items()}
+        styles = self._styles()
         before = [Text(text, style=self.get_component_rich_style(cls, partial=True)) for text, cls in self._before]
         code_theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
         self._rendered = render_markdown(self.app.console, self._markdown, width, styles, code_theme, before)
-        self._rendered_width = width
+        self._rendered_width, self._rendered_styles = width, styles
         self._strips.clear()
         self.virtual_size = Size(width, len(self._rendered.lines))
         self.refresh()
+
+    def _styles(self) -> dict[str, Style]:
+        """Rich's Markdown style names → this widget's component styles (from the theme)."""
+        return {name: self.get_component_rich_style(cls, partial=True) for cls, name in MARKDOWN_STYLES.items()}
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
