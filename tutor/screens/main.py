@@ -250,11 +250,10 @@ class MainScreen(Screen[None]):
         status = "" if self.gpt.trained else f" ({t('untrained', self.lang)})"
         language = "中文" if self.lang == "zh" else "English"
         topbar = Content.from_markup(  # $variables: a title like "[/b]" is text, not markup
-
-                "[b]tutor[/b] · $title · model [b]$model[/b]$status · $language",
-                title=title,
-                model=self.gpt.name,
-                status=status,
+            "[b]tutor[/b] · $title · model [b]$model[/b]$status · $language",
+            title=title,
+            model=self.gpt.name,
+            status=status,
             language=language,
         )
         if topbar != self._topbar:  # unchanged: not even a redraw (its bytes would go down the line again)

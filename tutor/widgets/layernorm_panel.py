@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from rich.table import Table
 from rich.text import Text
 
 from model import Step
 from tutor.i18n import t
+from tutor.text_table import Column, text_table
 from tutor.view import View, visible_piece
 from tutor.widgets.live_static import LiveStatic
 
@@ -41,14 +41,11 @@ class LayerNormPanel(LiveStatic):
         y = trace[step.out_hook].astype(np.float64)
         mu, scale = trace[prefix + ".hook_mean"][:, 0], trace[prefix + ".hook_scale"][:, 0]
         d = x.shape[-1]
-        table = Table(box=None, padding=(0, 1), header_style="bold", pad_edge=False)
-        table.add_column("", overflow="ellipsis")  # narrow: the token labels give way, never the digits
-        for header in ("μ", "σ", "√(σ²+ε)", "μ(x̂)", "σ(x̂)", "‖x̂‖", "μ(y)", "σ(y)"):
-            table.add_column(header, justify="right", no_wrap=True)
-        for pos, piece in enumerate(trace.pieces):
-            lit = "reverse" if pos == view.token else ""
-            table.add_row(
-                Text(f"{pos} {visible_piece(piece)} ", style=lit, no_wrap=True, overflow="ellipsis"),
+        columns = [Column(shrink=True)]  # narrow: the token labels give way, never the digits
+        columns += [Column(h, justify="right") for h in ("μ", "σ", "√(σ²+ε)", "μ(x̂)", "σ(x̂)", "‖x̂‖", "μ(y)", "σ(y)")]
+        rows = [
+            [
+                Text(f"{pos} {visible_piece(piece)} ", style="reverse" if pos == view.token else ""),
                 f"{mu[pos]:+.3f}",
                 f"{x[pos].std():.3f}",
                 f"{scale[pos]:.3f}",
@@ -57,7 +54,10 @@ class LayerNormPanel(LiveStatic):
                 f"{np.linalg.norm(x_hat[pos]):.3f}",
                 f"{y[pos].mean():+.3f}",
                 f"{y[pos].std():.3f}",
-            )
+            ]
+            for pos, piece in enumerate(trace.pieces)
+        ]
+        table = text_table(columns, rows, width=self.available_width or None, gap=1)
         params = view.gpt.params
         gamma, beta = params[prefix + ".g"], params[prefix + ".b"]
         title = Text(t("ln_title", lang, label=step.label(lang)), style="bold")
@@ -79,6 +79,4 @@ class LayerNormPanel(LiveStatic):
             ),
             style="dim",
         )
-        from rich.console import Group
-
-        self.show_content(Group(title, legend, table, gamma_line), view.n_tokens)
+        self.show_content(Text("\n").join([title, legend, *table, gamma_line]), view.n_tokens)

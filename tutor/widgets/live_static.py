@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.visual import VisualType
+from textual.widget import Widget
 from textual.widgets import Static
 
 
@@ -12,6 +13,17 @@ class LiveStatic(Static):
 
     _shape: object = None
     _shown: VisualType | None = None
+
+    @property
+    def available_width(self) -> int:
+        """Cells for the content. A hidden panel (a tab being switched to, drawn before the layout that
+        shows it) measures by its nearest laid-out ancestor: the panels' area is one width for every tab."""
+        if self.size.width:
+            return self.content_size.width
+        for node in self.ancestors:
+            if isinstance(node, Widget) and node.size.width:
+                return max(0, node.content_size.width - self.styles.gutter.width)
+        return 0
 
     def show_content(self, content: VisualType, shape: object) -> None:
         """`shape`: anything that changes exactly when the height may at a given width (a row count, a

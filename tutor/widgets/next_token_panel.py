@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 
 from tutor.i18n import t
+from tutor.text_table import Column, text_table
 from tutor.view import View, visible_piece
 from tutor.widgets.live_static import LiveStatic
 
@@ -22,18 +22,14 @@ class NextTokenPanel(LiveStatic):
             self.show_content(t("empty_prompt", lang), "empty")
             return
         title = Text(t("next_title", lang, token=visible_piece(trace.pieces[view.token]), pos=view.token), style="bold")
-        table = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False)
-        table.add_column(justify="right")
-        table.add_column(no_wrap=True)
-        table.add_column(no_wrap=True)
-        table.add_column(justify="right")
-        for rank, (_token, piece, prob) in enumerate(trace.top_k(TOP_K, view.token), 1):
-            table.add_row(
+        columns = [Column(justify="right"), Column(), Column(), Column(justify="right")]
+        rows = [
+            [
                 str(rank),
                 Text(visible_piece(piece), style="bold"),
                 Text("█" * round(prob * BAR), "green"),
                 f"{prob:6.1%}",
-            )
-        from rich.console import Group
-
-        self.show_content(Group(title, table), view.n_tokens > 0)
+            ]
+            for rank, (_token, piece, prob) in enumerate(trace.top_k(TOP_K, view.token), 1)
+        ]
+        self.show_content(Text("\n").join([title, *text_table(columns, rows)]), view.n_tokens > 0)

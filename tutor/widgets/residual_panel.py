@@ -6,11 +6,10 @@ import math
 
 import numpy as np
 from rich.cells import cell_len
-from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from tutor.i18n import t
+from tutor.text_table import Column, text_table
 from tutor.view import View, residual_points, top_dims_text, visible_piece
 from tutor.widgets.live_static import LiveStatic
 
@@ -52,10 +51,7 @@ class ResidualPanel(LiveStatic):
         low = max(float(norms.min()), 1e-12)
         log = top / low > 100  # norms across orders of magnitude: log bars
         labels = [point.label(lang) for point in points]
-        headers = [
-            Text(f"{pos} {visible_piece(piece)}", no_wrap=True, overflow="ellipsis")
-            for pos, piece in enumerate(trace.pieces)
-        ]
+        headers = [Text(f"{pos} {visible_piece(piece)}", style="bold") for pos, piece in enumerate(trace.pieces)]
         texts = [[norm_text(v) for v in norms[:, pos]] for pos in range(view.n_tokens)]
 
         def column_width(pos: int) -> int:
@@ -63,7 +59,7 @@ class ResidualPanel(LiveStatic):
 
         # marker, label, then the bar and its number, each column with a gap of two
         fixed = 1 + 2 + max(cell_len(label) for label in labels) + 2 + 8
-        room = self.size.width - 2 - fixed
+        room = self.available_width - fixed
         n_shown = min(view.n_tokens, MAX_TOKENS)
         while True:
             first = max(0, view.token - n_shown + 1)  # the token cursor always has its column
@@ -73,22 +69,28 @@ class ResidualPanel(LiveStatic):
                 break
             n_shown -= 1  # narrow: fewer token columns rather than squeezed numbers
         bar_width = max(6, bar_width)
-        table = Table(box=None, padding=(0, 1), header_style="bold", pad_edge=False)
-        table.add_column("", no_wrap=True, min_width=1)
-        table.add_column("", no_wrap=True)
-        table.add_column(f"‖x‖ [{view.token}]" + (" (log)" if log else ""), no_wrap=True)
-        for pos in shown:
-            table.add_column(headers[pos], justify="right", no_wrap=True, max_width=column_width(pos))
+        columns = [
+            Column(min_width=1),
+            Column(),
+            Column(f"‖x‖ [{view.token}]" + (" (log)" if log else "")),
+            *(Column(headers[pos], justify="right", max_width=column_width(pos)) for pos in shown),
+        ]
+        rows = []
         for i in range(len(points)):
             value = float(norms[i, view.token])
             bar = "█" * round(bar_fraction(value, top, low, log) * bar_width)
             future = i > current
             row_style = "dim" if future else ("bold" if i == current else "")
-            table.add_row(
-                "▶" if i == current else "",
-                Text(labels[i], style=row_style),
-                Text(f"{bar:<{bar_width}} {norm_text(value, most=3):>7}", style="dim" if future else "cyan"),
-                *(Text(norm_text(norms[i, pos]), style="reverse" if pos == view.token else row_style) for pos in shown),
+            rows.append(
+                [
+                    "▶" if i == current else "",
+                    Text(labels[i], style=row_style),
+                    Text(f"{bar:<{bar_width}} {norm_text(value, most=3):>7}", style="dim" if future else "cyan"),
+                    *(
+                        Text(norm_text(norms[i, pos]), style="reverse" if pos == view.token else row_style)
+                        for pos in shown
+                    ),
+                ]
             )
         token = f"{view.token} {visible_piece(trace.pieces[view.token])}"
         title = Text(t("resid_title", lang, token=token), style="bold")
@@ -103,4 +105,4 @@ class ResidualPanel(LiveStatic):
             ),
             style="dim",
         )
-        self.show_content(Group(title, table, largest), len(points))
+        self.show_content(Text("\n").join([title, *text_table(columns, rows), largest]), len(points))
