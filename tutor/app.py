@@ -9,12 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rich.console import RenderableType
+from textual._compositor import CompositorUpdate
 from textual.app import App
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.markup import MarkupError
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input
 
@@ -28,6 +32,7 @@ from tutor.progress import ProgressStore
 from tutor.quiz import lesson_quiz
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
+from tutor.terminal_diff import ScreenModel
 
 cjk_wrap.install()
 SAVE_DELAY = 0.5  # seconds
@@ -78,6 +83,7 @@ class TutorApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "tutor"
     COMMANDS = App.COMMANDS | {TutorCommands}
+    BINDINGS = [Binding("ctrl+l", "redraw", "Redraw", show=False, priority=True)]
 
     def __init__(
         self,
@@ -99,6 +105,19 @@ class TutorApp(App[None]):
         self.lessons: list[Lesson] = []
         self._save_timer: Timer | None = None
         self.main = MainScreen(gpt, lang)
+        self.screen_model = ScreenModel()  # what the terminal shows: only changed cells are sent
+
+    def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
+        """Every frame goes through the screen model, which keeps only the cells that changed."""
+        drawing = self._running and not self._closed and not self.is_headless and not self._batch_count
+        if drawing and isinstance(renderable, CompositorUpdate) and self._driver and not self._driver.is_inline:
+            renderable = self.screen_model.update(renderable, self.console, (self.size.width, self.size.height))
+        super()._display(screen, renderable)
+
+    def action_redraw(self) -> None:
+        """ctrl+l: draw every cell again (after a message from the system, say, wrote over the screen)."""
+        self.screen_model.forget()
+        self.screen.refresh()
 
     def notify(
         self,
@@ -120,6 +139,8 @@ class TutorApp(App[None]):
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     async def on_mount(self) -> None:
+        self.app_suspend_signal.subscribe(self, self.screen_model.forget)
+        self.app_resume_signal.subscribe(self, self.screen_model.forget)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGHUP, signal.SIGTERM):  # a dropped SSH session, a `kill`
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

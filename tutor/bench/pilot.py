@@ -31,6 +31,9 @@ class FrameClock:
         def timed_display(screen: Any, renderable: Any) -> None:
             display(screen, renderable)
             if renderable is not None and hasattr(renderable, "render_segments"):
+                model = getattr(app, "screen_model", None)  # the tutor sends only changed cells: that costs too
+                if model is not None:
+                    renderable = model.update(renderable, app.console, (app.size.width, app.size.height))
                 renderable.render_segments(app.console)  # what a terminal driver would write
                 self.frames.append(time.perf_counter())
 

@@ -1,0 +1,115 @@
+"""Only the cells that changed go to the terminal (tutor/terminal_diff.py).
+
+The check that matters is end to end: the real `tutor` in a pty, its bytes fed to a terminal
+emulator (pyte), a run of keys that changes every part of the screen; then ctrl+l, which forgets
+what was drawn and sends every cell again. If the model of the screen had gone wrong anywhere,
+the redraw would change what the terminal shows.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import struct
+import termios
+from pathlib import Path
+
+import pyte
+import pytest
+from rich.segment import Segment
+from rich.style import Style
+from test_terminal import drain, read_until, spawn
+from textual.strip import Strip
+
+from tutor.terminal_diff import _cells, _runs
+
+DOWN, UP, F5, F6, F8, PGDN = b"\x1b[B", b"\x1b[A", b"\x1b[15~", b"\x1b[17~", b"\x1b[19~", b"\x1b[6~"
+ALT_RIGHT, BACKSPACE, TAB, CTRL_L = b"\x1b[1;3C", b"\x7f", b"\t", b"\x0c"
+KEYS = [
+    "狗".encode(), BACKSPACE, "猫追".encode(), *[DOWN] * 7, F6, F6, UP, ALT_RIGHT, PGDN, F5, *[DOWN] * 3,
+    F8, b"ab", TAB, PGDN, PGDN, TAB, UP,
+]  # fmt: skip
+
+
+def screen_state(screen: pyte.Screen) -> list[list[tuple[object, ...]]]:
+    """Every cell: its character and how it is drawn."""
+    rows = [[screen.buffer[y][x] for x in range(screen.columns)] for y in range(screen.lines)]
+    return [[(c.data, c.fg, c.bg, c.bold, c.italics, c.underscore, c.reverse) for c in row] for row in rows]
+
+
+def cells_text(screen: pyte.Screen) -> str:
+    return "\n".join(screen.display)
+
+
+def feed(stream: pyte.ByteStream, master: int, seconds: float) -> int:
+    data = drain(master, seconds)
+    stream.feed(data)
+    return len(data)
+
+
+def resize(process_group: int, master: int, screen: pyte.Screen, width: int, height: int) -> None:
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
+    screen.resize(height, width)
+    os.killpg(process_group, signal.SIGWINCH)
+
+
+@pytest.mark.parametrize("colours", ["256", "truecolor"])
+def test_the_terminal_shows_what_a_full_redraw_shows(tmp_path: Path, colours: str) -> None:
+    env = {"COLORTERM": "truecolor" if colours == "truecolor" else None, "NO_COLOR": None}
+    process, master = spawn(tmp_path, "--lang", "en", env_changes=env)
+    screen = pyte.Screen(120, 40)
+    stream = pyte.ByteStream(screen)
+    try:
+        stream.feed(read_until(master, "‖x‖".encode()))
+        feed(stream, master, 1.0)
+        for key in KEYS:
+            os.write(master, key)
+            feed(stream, master, 0.35)
+        resize(process.pid, master, screen, 100, 30)
+        feed(stream, master, 1.0)
+        for key in (DOWN, F6, DOWN):
+            os.write(master, key)
+            feed(stream, master, 0.35)
+        drawn = screen_state(screen)
+        text = cells_text(screen)
+        os.write(master, CTRL_L)
+        assert feed(stream, master, 1.0) > 100 * 30  # every cell again
+        assert cells_text(screen) == text
+        assert screen_state(screen) == drawn
+    finally:
+        process.kill()
+        process.wait()
+        os.close(master)
+
+
+def test_a_step_key_sends_a_fraction_of_the_panel(tmp_path: Path) -> None:
+    """Moving through the residual panel's rows changes a marker and a few numbers, not the panel."""
+    process, master = spawn(tmp_path, "--lang", "en")
+    screen = pyte.Screen(120, 40)
+    stream = pyte.ByteStream(screen)
+    try:
+        stream.feed(read_until(master, "‖x‖".encode()))
+        feed(stream, master, 1.0)
+        for key in [DOWN] * 5:  # to blocks.0.mlp: the residual panel
+            os.write(master, key)
+            feed(stream, master, 0.35)
+        os.write(master, DOWN)  # mlp → mlp_add: the same panel, one row further
+        sent = feed(stream, master, 0.6)
+        assert "B0 mlp" in cells_text(screen)
+        assert 0 < sent < 2500  # a full repaint of the panel area alone is ~7 KB
+    finally:
+        process.kill()
+        process.wait()
+        os.close(master)
+
+
+def test_wide_characters_and_combining_marks_are_whole_cells() -> None:
+    bold = Style(bold=True)
+    cells = list(_cells(3, Strip([Segment("a狗", bold), Segment("e\u0301b")])))
+    assert cells == [(3, ("a", bold)), (4, ("狗", bold)), (5, ("", bold)), (6, ("e\u0301", None)), (7, ("b", None))]
+    # a change in the right half of 狗 sends the whole character; close changes go out as one run
+    assert list(_runs([2], cells)) == [(1, 2)]
+    assert list(_runs([0, 3], cells)) == [(0, 3)]
+    far = [(column, ("x", None)) for column in range(20)]
+    assert list(_runs([0, 19], far)) == [(0, 0), (19, 19)]
