@@ -23,7 +23,6 @@ from rich.style import Style
 from textual._compositor import ChopsUpdate, CompositorUpdate, LayoutUpdate
 from textual.strip import Strip
 
-Cell = tuple[str, Style | None]  # what one column shows; "" for the right half of a wide character
 MERGE_GAP = 4  # unchanged cells between two changed runs cheaper to resend than to jump over (a move is ~8 bytes)
 
 
@@ -41,12 +40,16 @@ class ScreenModel:
     """What the terminal shows, as far as this process drew it."""
 
     def __init__(self) -> None:
-        self.rows: dict[int, list[Cell | None]] = {}  # y → one cell per column; None: not known
+        # y → one character and one style per column ("" for the right half of a wide character, None: not
+        # known): two plain lists, so that a segment of plain text compares as one slice, in C
+        self.chars: dict[int, list[str | None]] = {}
+        self.styles: dict[int, list[Style | None]] = {}
         self.size: tuple[int, int] = (0, 0)
 
     def forget(self, *_: object) -> None:
         """After anything that may have changed the terminal behind our back."""
-        self.rows.clear()
+        self.chars.clear()
+        self.styles.clear()
 
     def update(self, frame: CompositorUpdate, console: Console, size: tuple[int, int]) -> CompositorUpdate:
         """The frame to send instead of `frame`: only its changed cells (a ChopsUpdate, the common
@@ -67,17 +70,41 @@ class ScreenModel:
         out: list[str] = []
         width = self.size[0]
         for x, y, strip in writes:
-            row = self.rows.get(y)
-            if row is None:
-                row = self.rows[y] = [None] * width
-            cells = list(_cells(x, strip))
-            changed = [i for i, (column, cell) in enumerate(cells) if column >= width or row[column] != cell]
-            for first, last in _runs(changed, cells):
-                out.append(Control.move_to(cells[first][0], y).segment.text)
-                out.append(_render(cells[first : last + 1], console))
-            for column, cell in cells:
-                if column < width:
-                    row[column] = cell
+            if y not in self.chars:
+                self.chars[y], self.styles[y] = [None] * width, [None] * width
+            chars, styles = self.chars[y], self.styles[y]
+            changed: list[int] = []  # columns
+            column = x
+            head: int | None = None  # the column of the last character, which a combining mark joins
+            for text, style, control in strip:
+                if control or not text:
+                    continue
+                if text.isascii():  # one cell per character
+                    end = min(column + len(text), width)
+                    new = list(text[: max(0, end - column)])
+                    if chars[column:end] != new or styles[column:end] != [style] * len(new):
+                        changed.extend(range(column, end))
+                        chars[column:end], styles[column:end] = new, [style] * len(new)
+                    column += len(text)
+                    head = column - 1
+                    continue
+                for char, size in _characters(text):
+                    if size == 0:  # a combining mark that starts a segment: it joins the character before
+                        if head is not None and head < width:
+                            chars[head] = (chars[head] or "") + char
+                            changed.append(head)
+                        continue
+                    for offset, cell in enumerate((char, "")[:size]):  # a wide character: its right half is ""
+                        if column + offset < width and (
+                            chars[column + offset] != cell or styles[column + offset] != style
+                        ):
+                            changed.append(column + offset)
+                            chars[column + offset], styles[column + offset] = cell, style
+                    head = column
+                    column += size
+            for first, last in _runs(changed, chars):
+                out.append(Control.move_to(first, y).segment.text)
+                out.append(_render(chars, styles, first, last, console))
         return "".join(out)
 
 
@@ -100,59 +127,50 @@ def _layout_writes(frame: LayoutUpdate) -> Iterator[tuple[int, int, Strip]]:
             x += strip.cell_length
 
 
-def _cells(x: int, strip: Strip) -> Iterator[tuple[int, Cell]]:
-    """(column, cell) for each column the strip covers from x; combining marks stay with their character."""
-    pending: tuple[int, str, Style | None] | None = None  # the last character, until we know nothing combines
-    for text, style, control in strip:
-        if control:
+def _characters(text: str) -> Iterator[tuple[str, int]]:
+    """(character with the combining marks that follow it, cells it takes)."""
+    current, size = "", 0
+    for char in text:
+        width = get_character_cell_size(char)
+        if width == 0 and current:
+            current += char
             continue
-        for char in text:
-            size = get_character_cell_size(char)
-            if size == 0:
-                if pending is not None:
-                    pending = (pending[0], pending[1] + char, pending[2])
-                continue
-            if pending is not None:
-                yield from _with_tail(*pending)
-            pending = (x, char, style)
-            x += size
-    if pending is not None:
-        yield from _with_tail(*pending)
+        if current:
+            yield current, size
+        current, size = char, width
+    if current:
+        yield current, size
 
 
-def _with_tail(column: int, text: str, style: Style | None) -> Iterator[tuple[int, Cell]]:
-    yield column, (text, style)
-    if get_character_cell_size(text[0]) == 2:
-        yield column + 1, ("", style)
-
-
-def _runs(changed: list[int], cells: list[tuple[int, Cell]]) -> Iterator[tuple[int, int]]:
-    """(first, last) indexes into `cells` of each run to send: changed cells, close runs merged, wide
-    characters never split."""
+def _runs(changed: list[int], chars: list[str | None]) -> Iterator[tuple[int, int]]:
+    """(first, last) columns of each run to send: the changed ones, close runs merged, wide characters
+    never split."""
     if not changed:
         return
+    changed = sorted(set(changed))
     first = last = changed[0]
-    for i in changed[1:]:
-        if cells[i][0] - cells[last][0] <= MERGE_GAP + 1:
-            last = i
+    for column in changed[1:]:
+        if column - last <= MERGE_GAP + 1 and None not in chars[last + 1 : column]:  # never resend unknown cells
+            last = column
             continue
-        yield _whole(first, last, cells)
-        first = last = i
-    yield _whole(first, last, cells)
+        yield _whole(first, last, chars)
+        first = last = column
+    yield _whole(first, last, chars)
 
 
-def _whole(first: int, last: int, cells: list[tuple[int, Cell]]) -> tuple[int, int]:
-    if first > 0 and cells[first][1][0] == "":
+def _whole(first: int, last: int, chars: list[str | None]) -> tuple[int, int]:
+    if first > 0 and chars[first] == "":
         first -= 1  # the right half of a wide character: start at its left half
-    if last + 1 < len(cells) and cells[last + 1][1][0] == "":
+    if last + 1 < len(chars) and chars[last + 1] == "":
         last += 1  # a wide character's left half: take its right half too
     return first, last
 
 
-def _render(cells: list[tuple[int, Cell]], console: Console) -> str:
-    """The cells as terminal sequences, one style change per run of equal styles."""
+def _render(chars: list[str | None], styles: list[Style | None], first: int, last: int, console: Console) -> str:
+    """Columns first..last as terminal sequences, one style change per run of equal styles."""
     segments: list[Segment] = []
-    for _column, (text, style) in cells:
+    for column in range(first, last + 1):
+        text, style = chars[column] or "", styles[column]
         if segments and segments[-1].style == style:
             segments[-1] = Segment(segments[-1].text + text, style)
         else:

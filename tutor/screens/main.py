@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import time
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,6 +25,7 @@ from tutor.widgets.attention_panel import AttentionPanel
 from tutor.widgets.layernorm_panel import LayerNormPanel
 from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.next_token_panel import NextTokenPanel
+from tutor.widgets.prompt_input import PromptInput
 from tutor.widgets.residual_panel import ResidualPanel
 from tutor.widgets.step_bar import StepBar
 from tutor.widgets.step_info import StepInfo
@@ -36,6 +40,7 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     ),
 }
 MIN_WIDTH, MIN_HEIGHT = 60, 16
+QUICK_PASS = 0.02  # seconds: a model this quick runs on the keystroke itself, not in a worker
 COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
 WIDE_WIDTH = 170  # from here the residual chart and the next-token guess stay in view beside the tabs
 PANEL_FOR_KIND = {
@@ -97,6 +102,7 @@ class MainScreen(Screen[None]):
         self.pending_token: int | None = None  # likewise a token
         self._drawn: tuple[object, ...] | None = None  # what the panels show now (see refresh_panels)
         self._topbar: Content | None = None
+        self.pass_seconds = math.inf  # how long the model's last pass took
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -105,7 +111,7 @@ class MainScreen(Screen[None]):
         with Horizontal(id="body"):
             yield LessonView(id="lesson")
             with Vertical(id="work"):
-                yield Input(placeholder=t("prompt_placeholder", self.lang), id="prompt")
+                yield PromptInput(placeholder=t("prompt_placeholder", self.lang), id="prompt")
                 yield TokenStrip(id="tokens")
                 yield StepBar(id="stepbar")
                 yield StepInfo(id="stepinfo")
@@ -153,7 +159,11 @@ class MainScreen(Screen[None]):
         self.app.remember(prompt=event.value)  # type: ignore[attr-defined]
         if self.trace is not None and event.value == self.prompt:
             return  # on screen already (the first trace is computed before the first frame)
-        self.run_model(event.value, self.gpt)
+        if self.pass_seconds < QUICK_PASS:  # a small model: the key and its numbers in one frame, no thread hop
+            self.workers.cancel_group(self, "model")
+            self.run_model_now(event.value)
+        else:  # a big one (GPT-2): typing must not wait for it; the latest keystroke's pass wins
+            self.run_model(event.value, self.gpt)
 
     def set_prompt(self, text: str) -> None:
         prompt = self.query_one("#prompt", Input)
@@ -168,7 +178,9 @@ class MainScreen(Screen[None]):
     def run_model_now(self, prompt: str) -> None:
         """The model on this thread: for the first picture, which would otherwise wait for a worker's turn."""
         try:
+            started = time.perf_counter()
             trace = self.gpt.run(prompt)
+            self.pass_seconds = time.perf_counter() - started
         except Exception as error:  # as in the worker: a notice, and the app goes on
             self.notify(pick(WORDS, "model_failed", self.lang, error=f"{type(error).__name__}: {error}"), markup=False)
             return
@@ -178,7 +190,9 @@ class MainScreen(Screen[None]):
     def run_model(self, prompt: str, gpt: GPT) -> None:
         worker = get_current_worker()
         try:  # a newer keystroke has its own worker: the latest wins, and this pass stops early
+            started = time.perf_counter()
             trace = gpt.run(prompt, stop=lambda: worker.is_cancelled)
+            self.pass_seconds = time.perf_counter() - started
         except model.Stopped:
             return
         except Exception as error:  # a bug must not end the learner's session with a traceback: say it, go on
@@ -406,6 +420,7 @@ class MainScreen(Screen[None]):
             return False
         self.gpt = gpt
         self.trace = None
+        self.pass_seconds = math.inf  # not measured for this model yet: its first pass goes to a worker
         self.head = 0
         self.run_model(self.query_one("#prompt", Input).value, gpt)
         self.app.remember(model=name)  # type: ignore[attr-defined]
