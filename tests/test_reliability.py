@@ -358,11 +358,12 @@ async def test_a_state_folder_that_cannot_be_written_is_said_and_the_app_runs(tm
 
 
 async def test_a_storm_of_resizes(tmp_path: Path) -> None:
-    from tutor.screens.main import MIN_HEIGHT, MIN_WIDTH
+    from tutor.screens.main import COMPACT_WIDTH, MIN_HEIGHT, MIN_WIDTH, WIDE_WIDTH
 
     rng = random.Random(4)
     sizes = [(10, 4), (300, 100), (MIN_WIDTH - 1, MIN_HEIGHT), (MIN_WIDTH, MIN_HEIGHT), (80, 24)]
-    sizes += [(rng.randint(10, 300), rng.randint(4, 100)) for _ in range(10)]
+    sizes += [(COMPACT_WIDTH, 30), (WIDE_WIDTH - 1, 50), (WIDE_WIDTH, MIN_HEIGHT - 1)]  # across the layouts' edges
+    sizes += [(rng.randint(10, 300), rng.randint(4, 100)) for _ in range(4)]
     app = make_app(ProgressStore(tmp_path / "progress.json"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
