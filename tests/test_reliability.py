@@ -382,11 +382,11 @@ async def test_a_storm_of_resizes(tmp_path: Path) -> None:
         assert app.main.trace is not None and "Step " in screen_text(app)
 
 
+# Each run pairs a setting of the colours (TERM, NO_COLOR) with one of the text encoding (the locale,
+# PYTHONIOENCODING): the two are independent, and every setting of either still gets a run of its own.
 TERMINALS = {
-    "xterm": {"TERM": "xterm"},
-    "NO_COLOR": {"TERM": "xterm-256color", "NO_COLOR": "1"},
-    "LANG=C": {"TERM": "xterm-256color", "LANG": "C", "LC_ALL": "C"},
-    "latin-1 stdout": {"TERM": "xterm-256color", "PYTHONIOENCODING": "latin-1"},
+    "xterm+latin-1 stdout": {"TERM": "xterm", "PYTHONIOENCODING": "latin-1"},
+    "NO_COLOR+LANG=C": {"TERM": "xterm-256color", "NO_COLOR": "1", "LANG": "C", "LC_ALL": "C"},
     "dumb": {"TERM": "dumb"},
 }
 
