@@ -69,6 +69,14 @@ def exercises_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.fixture(autouse=True)
+def no_terminal_size_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-xdist's workers (`pytest -n 2`) start with COLUMNS=80 and LINES=24 set: a `tutor` spawned in a
+    pseudo-terminal of 120×40 would take its size from them, not from its terminal. Tests see no such variables."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture(scope="session")
 def tiny() -> GPT:
     return model.load("tiny")

@@ -359,11 +359,12 @@ async def test_a_state_folder_that_cannot_be_written_is_said_and_the_app_runs(tm
 
 
 async def test_a_storm_of_resizes(tmp_path: Path) -> None:
-    from tutor.screens.main import MIN_HEIGHT, MIN_WIDTH
+    from tutor.screens.main import COMPACT_WIDTH, MIN_HEIGHT, MIN_WIDTH, WIDE_WIDTH
 
     rng = random.Random(4)
     sizes = [(10, 4), (300, 100), (MIN_WIDTH - 1, MIN_HEIGHT), (MIN_WIDTH, MIN_HEIGHT), (80, 24)]
-    sizes += [(rng.randint(10, 300), rng.randint(4, 100)) for _ in range(10)]
+    sizes += [(COMPACT_WIDTH, 30), (WIDE_WIDTH - 1, 50), (WIDE_WIDTH, MIN_HEIGHT - 1)]  # across the layouts' edges
+    sizes += [(rng.randint(10, 300), rng.randint(4, 100)) for _ in range(4)]
     app = make_app(ProgressStore(tmp_path / "progress.json"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -382,11 +383,11 @@ async def test_a_storm_of_resizes(tmp_path: Path) -> None:
         assert app.main.trace is not None and "Step " in screen_text(app)
 
 
+# Each run pairs a setting of the colours (TERM, NO_COLOR) with one of the text encoding (the locale,
+# PYTHONIOENCODING): the two are independent, and every setting of either still gets a run of its own.
 TERMINALS = {
-    "xterm": {"TERM": "xterm"},
-    "NO_COLOR": {"TERM": "xterm-256color", "NO_COLOR": "1"},
-    "LANG=C": {"TERM": "xterm-256color", "LANG": "C", "LC_ALL": "C"},
-    "latin-1 stdout": {"TERM": "xterm-256color", "PYTHONIOENCODING": "latin-1"},
+    "xterm+latin-1 stdout": {"TERM": "xterm", "PYTHONIOENCODING": "latin-1"},
+    "NO_COLOR+LANG=C": {"TERM": "xterm-256color", "NO_COLOR": "1", "LANG": "C", "LC_ALL": "C"},
     "dumb": {"TERM": "dumb"},
 }
 
