@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pyte
 import pytest
+from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from test_terminal import drain, read_until, spawn
 from textual.strip import Strip
 
-from tutor.terminal_diff import _cells, _runs
+from tutor.terminal_diff import ScreenModel, _runs
 
 DOWN, UP, F5, F6, F8, PGDN = b"\x1b[B", b"\x1b[A", b"\x1b[15~", b"\x1b[17~", b"\x1b[19~", b"\x1b[6~"
 ALT_RIGHT, BACKSPACE, TAB, CTRL_L = b"\x1b[1;3C", b"\x7f", b"\t", b"\x0c"
@@ -106,10 +107,18 @@ def test_a_step_key_sends_a_fraction_of_the_panel(tmp_path: Path) -> None:
 
 def test_wide_characters_and_combining_marks_are_whole_cells() -> None:
     bold = Style(bold=True)
-    cells = list(_cells(3, Strip([Segment("a狗", bold), Segment("e\u0301b")])))
-    assert cells == [(3, ("a", bold)), (4, ("狗", bold)), (5, ("", bold)), (6, ("e\u0301", None)), (7, ("b", None))]
+    model = ScreenModel()
+    model.size = (12, 2)
+    console = Console(color_system="256", force_terminal=True)
+    model._draw([(3, 0, Strip([Segment("a狗", bold), Segment("e\u0301b")]))], console)
+    assert model.chars[0][3:8] == ["a", "狗", "", "e\u0301", "b"]
+    assert model.styles[0][3:8] == [bold, bold, bold, None, None]
+    # the same line again: nothing to send; one changed letter: just that run
+    assert model._draw([(3, 0, Strip([Segment("a狗", bold), Segment("e\u0301b")]))], console) == ""
+    sent = model._draw([(3, 0, Strip([Segment("a狗", bold), Segment("e\u0301c")]))], console)
+    assert "c" in sent and "狗" not in sent
     # a change in the right half of 狗 sends the whole character; close changes go out as one run
-    assert list(_runs([2], cells)) == [(1, 2)]
-    assert list(_runs([0, 3], cells)) == [(0, 3)]
-    far = [(column, ("x", None)) for column in range(20)]
-    assert list(_runs([0, 19], far)) == [(0, 0), (19, 19)]
+    assert list(_runs([5], model.chars[0])) == [(4, 5)]
+    assert list(_runs([3, 6], model.chars[0])) == [(3, 6)]
+    assert list(_runs([0, 11], ["x"] * 12)) == [(0, 0), (11, 11)]
+    assert list(_runs([3, 6], ["x", "x", "x", "x", None, "x", "x"])) == [(3, 3), (6, 6)]  # never across unknowns
