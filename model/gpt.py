@@ -11,6 +11,7 @@ from model.attention import multi_head_attention, softmax
 from model.config import GPTConfig
 from model.embedding import embed, unembed
 from model.hooks import Hook, no_hook, scoped
+from model.layout import for_forward
 from model.mlp import mlp
 from model.norm import layer_norm
 from model.params import Params, parameter_shapes
@@ -61,7 +62,7 @@ class GPT:
         if tokenizer.vocab_size != config.vocab_size:
             raise ValueError(f"tokenizer has {tokenizer.vocab_size} tokens but the config says {config.vocab_size}")
         self.config = config
-        self.params = params
+        self.params = for_forward(params)  # big matrices turned round for OpenBLAS (model/layout.py)
         self.tokenizer = tokenizer
         self.name = name
         self.trained = trained

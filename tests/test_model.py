@@ -357,3 +357,25 @@ def test_configs_that_cannot_work_are_refused() -> None:
         small_config(positional="alibi")
     with pytest.raises(model.ConfigError, match="even head size"):
         small_config(d_model=6, n_heads=2, positional="rope")
+
+
+@pytest.mark.parametrize("variant", [VARIANTS[0], dict(positional="learned", norm="post", residual=True, causal=True)])
+def test_matrices_turned_round_for_openblas_change_no_number(monkeypatch, variant) -> None:
+    from model import layout
+
+    plain = GPT(small_config(**variant), random_params(small_config(**variant)), TOKENIZER)
+    monkeypatch.setattr(layout, "MIN_ELEMENTS", 1)  # turn every matrix, as GPT-2's are
+    turned = GPT(plain.config, plain.params, TOKENIZER)
+    w_in = turned.params["blocks.0.mlp.w_in"]
+    assert isinstance(w_in, layout.WeightMatrix) and isinstance(turned.params["wte"], layout.WeightMatrix)
+    assert w_in.shape == plain.params["blocks.0.mlp.w_in"].shape and w_in.T.flags.c_contiguous
+    assert np.array_equal(w_in, plain.params["blocks.0.mlp.w_in"])
+    assert type(turned.params["wte"][[3, 4]]) is np.ndarray  # embedding rows stay plain arrays
+    assert "wpe" not in turned.params or type(turned.params["wpe"]) is np.ndarray
+    ours, theirs = turned.run("猫追狗的一是"), plain.run("猫追狗的一是")
+    assert list(ours.activations) == list(theirs.activations)
+    for name, value in ours.activations.items():
+        assert type(value) is np.ndarray and value.dtype == np.float32, name
+        np.testing.assert_allclose(value, theirs[name], rtol=1e-5, atol=1e-5, err_msg=name)  # float32 rounding
+    assert turned.generate("猫", 6, temperature=0) == plain.generate("猫", 6, temperature=0)
+    assert turned.with_config(pos_base=10.0).params["blocks.0.mlp.w_in"] is w_in  # turned once, not again
