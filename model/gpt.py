@@ -199,11 +199,14 @@ class GPT:
         """
         ids, dropped = self.prompt_tokens(prompt)
         activations: dict[str, np.ndarray] = {}
+        record: Hook = activations.__setitem__  # ~90 hooks a pass: no Python frame of ours unless `stop` asks
 
-        def record(name: str, value: np.ndarray) -> None:
-            if stop is not None and stop():
-                raise Stopped(name)
-            activations[name] = value
+        if stop is not None:
+
+            def record(name: str, value: np.ndarray) -> None:
+                if stop():
+                    raise Stopped(name)
+                activations[name] = value
 
         self.forward(np.asarray(ids, dtype=np.intp), hook=record)
         return Trace(ids, activations, self.steps, self.config, self.tokenizer, dropped)
