@@ -18,7 +18,8 @@ from model.attention import attention, causal_mask, multi_head_attention, softma
 from model.bpe import BPETokenizer
 from model.config import ConfigError, GPTConfig
 from model.embedding import embed, unembed
-from model.gpt import GPT, ContextError, KVCache, Stopped, sample
+from model.gpt import GPT, ContextError, KVCache, sample
+from model.hooks import Stopped
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
 from model.params import init_params, parameter_shapes

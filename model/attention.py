@@ -17,7 +17,8 @@ def softmax(x: np.ndarray) -> np.ndarray:
     Subtracting the max changes nothing mathematically and keeps exp from overflowing.
     """
     e = np.exp(x - x.max(axis=-1, keepdims=True, initial=-np.inf))  # `initial`: an empty prompt has no max
-    return e / e.sum(axis=-1, keepdims=True)
+    e /= e.sum(axis=-1, keepdims=True)  # in place: e is ours, and one array less to allocate
+    return e
 
 
 @functools.lru_cache(maxsize=256)  # the same few sizes on every keystroke; the array is read-only

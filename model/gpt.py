@@ -10,7 +10,8 @@ import numpy as np
 from model.attention import multi_head_attention, softmax
 from model.config import GPTConfig
 from model.embedding import embed, unembed
-from model.hooks import Hook, no_hook, scoped
+from model.hooks import Hook, Recording, no_hook, scoped
+from model.layout import for_forward
 from model.mlp import mlp
 from model.norm import layer_norm
 from model.params import Params, parameter_shapes
@@ -21,10 +22,6 @@ from model.trace import Trace, build_steps
 
 class ContextError(ValueError):
     """More positions than the model's context holds."""
-
-
-class Stopped(Exception):
-    """A forward pass given up half-way because its `stop` callback said so."""
 
 
 @dataclass
@@ -61,7 +58,7 @@ class GPT:
         if tokenizer.vocab_size != config.vocab_size:
             raise ValueError(f"tokenizer has {tokenizer.vocab_size} tokens but the config says {config.vocab_size}")
         self.config = config
-        self.params = params
+        self.params = for_forward(params)  # big matrices turned round for OpenBLAS (model/layout.py)
         self.tokenizer = tokenizer
         self.name = name
         self.trained = trained
@@ -193,19 +190,13 @@ class GPT:
     def run(self, prompt: str | Sequence[int], stop: Callable[[], bool] | None = None) -> Trace:
         """The forward pass over `prompt` with every activation recorded.
 
-        `stop` is asked at every hook; when it says True the pass raises `Stopped` (an app gives
-        up a pass whose prompt the learner has already changed: at GPT-2 size a pass takes a while).
+        `stop` is asked as each block and sublayer begins; when it says True the pass raises `Stopped`
+        (an app gives up a pass whose prompt the learner has already changed: at GPT-2 size a pass takes a while).
         """
         ids, dropped = self.prompt_tokens(prompt)
-        activations: dict[str, np.ndarray] = {}
-
-        def record(name: str, value: np.ndarray) -> None:
-            if stop is not None and stop():
-                raise Stopped(name)
-            activations[name] = value
-
-        self.forward(np.asarray(ids, dtype=np.intp), hook=record)
-        return Trace(ids, activations, self.steps, self.config, self.tokenizer, dropped)
+        recording = Recording.start(stop)
+        self.forward(np.asarray(ids, dtype=np.intp), hook=recording.__setitem__)
+        return Trace(ids, recording.activations(), self.steps, self.config, self.tokenizer, dropped)
 
     def new_cache(self) -> KVCache:
         if not self.config.causal:

@@ -31,10 +31,46 @@ class Scoped:
         self.hook(self.prefix + name, value)
 
 
+class Stopped(Exception):
+    """A forward pass given up half-way because its `stop` callback said so."""
+
+
+class Recording(dict[str, np.ndarray]):
+    """Where a traced pass files its activations: the hook is the dict's own `__setitem__`, which
+    costs no Python frame (a pass calls ~90 hooks). Each scope records into a dict of its own;
+    `activations()` joins them under their full names, scope by scope in the order they opened.
+
+    `stop` is asked as every scope opens (each block, LayerNorm, attention and MLP): when it says
+    True the pass raises `Stopped`.
+    """
+
+    __slots__ = ("prefix", "scopes", "stop")  # set right after creation: no Python __init__ per scope
+
+    @classmethod
+    def start(cls, stop: Callable[[], bool] | None = None) -> Recording:
+        root = cls()
+        root.prefix, root.stop, root.scopes = "", stop, [root]
+        return root
+
+    def child(self, prefix: str) -> Recording:
+        if self.stop is not None and self.stop():
+            raise Stopped(self.prefix + prefix)
+        scope = Recording()
+        scope.prefix, scope.stop, scope.scopes = self.prefix + prefix, self.stop, self.scopes
+        self.scopes.append(scope)
+        return scope
+
+    def activations(self) -> dict[str, np.ndarray]:
+        return {scope.prefix + name: value for scope in self.scopes for name, value in scope.items()}
+
+
 def scoped(hook: Hook, prefix: str) -> Hook:
     """A hook that files every name under `prefix` (e.g. "blocks.0.ln1.")."""
     if hook is no_hook:
         return no_hook
+    recording = getattr(hook, "__self__", None)  # a Recording's own __setitem__
+    if isinstance(recording, Recording):
+        return recording.child(prefix).__setitem__
     if isinstance(hook, Scoped):
         return Scoped(hook.hook, hook.prefix + prefix)
     return Scoped(hook, prefix)

@@ -58,6 +58,8 @@ class CharTokenizer:
             raise TokenizerError("vocabulary has repeated characters")
         self.chars: tuple[str, ...] = tuple(chars)
         self._char_to_id = {ch: _FIRST_CHAR_ID + i for i, ch in enumerate(self.chars)}
+        # every token's piece, by id: a trace looks up one per token on every keystroke
+        self._pieces = (END_OF_TEXT, *(f"<0x{byte:02X}>" for byte in range(N_BYTES)), *self.chars)
 
     @classmethod
     def from_corpus(cls, texts: Iterable[str], min_count: int = 1) -> CharTokenizer:
@@ -102,13 +104,8 @@ class CharTokenizer:
 
     def piece(self, token: int) -> str:
         """The text one token stands for; a lone byte shows as `<0xE7>`."""
-        if token == 0:
-            return END_OF_TEXT
-        if 1 <= token <= N_BYTES:
-            return f"<0x{token - 1:02X}>"
-        index = token - _FIRST_CHAR_ID
-        if 0 <= index < len(self.chars):
-            return self.chars[index]
+        if 0 <= token < len(self._pieces):
+            return self._pieces[token]
         raise TokenizerError(f"token id {token} is outside the vocabulary (0..{self.vocab_size - 1})")
 
     def to_json(self) -> str:

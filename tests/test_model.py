@@ -279,10 +279,11 @@ def test_kv_cache_token_by_token_matches_the_full_pass(make_gpt, variant) -> Non
     full = gpt.forward(tokens)
     cache = gpt.new_cache()
     steps = [gpt.forward(tokens[i : i + 1], cache)[0] for i in range(len(tokens))]
-    assert np.abs(np.stack(steps) - full).max() <= 1e-5
+    rounding = 1e-5 * max(1.0, np.abs(full).max() / 10)  # float32: one token or nine take other BLAS kernels
+    assert np.abs(np.stack(steps) - full).max() <= rounding
     chunked = gpt.new_cache()
     parts = [gpt.forward(tokens[:4], chunked), gpt.forward(tokens[4:], chunked)]
-    assert np.abs(np.concatenate(parts) - full).max() <= 1e-5
+    assert np.abs(np.concatenate(parts) - full).max() <= rounding
     assert chunked.length == len(tokens)
 
 
@@ -357,3 +358,30 @@ def test_configs_that_cannot_work_are_refused() -> None:
         small_config(positional="alibi")
     with pytest.raises(model.ConfigError, match="even head size"):
         small_config(d_model=6, n_heads=2, positional="rope")
+
+
+@pytest.mark.parametrize("variant", [VARIANTS[0], dict(positional="learned", norm="post", residual=True, causal=True)])
+def test_weights_laid_out_for_openblas_change_no_number(monkeypatch, variant) -> None:
+    from model import layout
+
+    config = small_config(**variant)
+    params = random_params(config)
+    small = GPT(config, params, TOKENIZER)  # tiny's layout: only W_Eᵀ gets a contiguous copy
+    monkeypatch.setattr(layout, "MIN_ELEMENTS", 1)
+    big = GPT(config, params, TOKENIZER)  # GPT-2's layout: every matrix turned round
+    w_in = big.params["blocks.0.mlp.w_in"]
+    assert isinstance(w_in, layout.WeightMatrix) and w_in.T.flags.c_contiguous
+    assert w_in.shape == params["blocks.0.mlp.w_in"].shape and np.array_equal(w_in, params["blocks.0.mlp.w_in"])
+    assert small.params["blocks.0.mlp.w_in"] is params["blocks.0.mlp.w_in"]  # small matrices stay as they are
+    for gpt in (small, big):
+        wte = gpt.params["wte"]
+        assert isinstance(wte, layout.TokenEmbedding) and np.shares_memory(wte, params["wte"])
+        assert np.array_equal(wte.T, params["wte"].T) and type(wte[[3, 4]]) is np.ndarray
+        assert np.array_equal((wte * 2).T, 2 * params["wte"].T)  # a derived array has no stale transpose
+    ours, theirs = big.run("猫追狗的一是"), small.run("猫追狗的一是")
+    assert list(ours.activations) == list(theirs.activations)
+    for name, value in ours.activations.items():
+        assert type(value) is np.ndarray and value.dtype == np.float32, name
+        np.testing.assert_allclose(value, theirs[name], rtol=1e-5, atol=1e-5, err_msg=name)  # float32 rounding
+    assert big.generate("猫", 6, temperature=0) == small.generate("猫", 6, temperature=0)
+    assert big.with_config(pos_base=10.0).params["blocks.0.mlp.w_in"] is w_in  # turned once, not again
