@@ -191,7 +191,7 @@ async def test_block_keys_jump_between_blocks(store) -> None:
         assert steps[app.main.step_index].name == "unembed"
         await pilot.press("pageup")
         assert steps[app.main.step_index].name == "blocks.3.ln1"
-        app.main.query_one("#panels Tabs").focus()
+        app.main.query_one("#panels PanelTabs").focus()
         await pilot.press("2")
         assert steps[app.main.step_index].name == "blocks.2.ln1"
 
@@ -202,7 +202,7 @@ async def test_letter_keys_type_into_the_prompt_and_step_elsewhere(store) -> Non
         await pilot.press("ctrl+u", *"jk12")
         await settle(pilot)
         assert app.main.query_one("#prompt").value == "jk12" and app.main.step_index == 0
-        app.main.query_one("#panels Tabs").focus()
+        app.main.query_one("#panels PanelTabs").focus()
         await pilot.press("j", "j", "k")
         assert app.main.step_index == 1
         await pilot.press("slash")

@@ -309,8 +309,7 @@ class TutorApp(App[None]):
         current = self.main.lesson.id if self.main.lesson else None
         self.lessons = load_lessons(self.lang, self.content)
         self.main.lang = self.lang
-        for pane_id in ("vectors", "layernorm", "residual", "attention", "next"):
-            self.main.query_one("#panels").get_tab(pane_id).label = t(pane_id, self.lang)  # type: ignore[attr-defined]
+        self.main.query_one("#panels").set_labels(self.main.panel_labels())  # type: ignore[attr-defined]
         self.main.query_one("#prompt").placeholder = t("prompt_placeholder", self.lang)  # type: ignore[attr-defined]
         self.main.refresh_panels()
         self.remember(lang=self.lang)

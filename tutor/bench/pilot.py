@@ -37,9 +37,11 @@ class FrameClock:
                 renderable.render_segments(app.console)  # what a terminal driver would write
                 self.frames.append(time.perf_counter())
 
-        def timed_refresh() -> None:
-            refresh_panels()
-            self.updates.append(time.perf_counter())
+        def timed_refresh() -> bool | None:
+            drew = refresh_panels()
+            if drew is not False:  # a request for what is on screen already draws nothing: no frame to wait for
+                self.updates.append(time.perf_counter())
+            return drew
 
         app._display = timed_display  # type: ignore[method-assign]
         panels_owner.refresh_panels = timed_refresh

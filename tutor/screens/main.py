@@ -8,11 +8,11 @@ import time
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 import model
@@ -25,6 +25,7 @@ from tutor.widgets.attention_panel import AttentionPanel
 from tutor.widgets.layernorm_panel import LayerNormPanel
 from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.next_token_panel import NextTokenPanel
+from tutor.widgets.panel_switcher import PanelSwitcher
 from tutor.widgets.prompt_input import PromptInput
 from tutor.widgets.residual_panel import ResidualPanel
 from tutor.widgets.step_bar import StepBar
@@ -111,21 +112,20 @@ class MainScreen(Screen[None]):
         with Horizontal(id="body"):
             yield LessonView(id="lesson")
             with Vertical(id="work"):
-                yield PromptInput(placeholder=t("prompt_placeholder", self.lang), id="prompt")
+                placeholder = t("prompt_placeholder", self.lang)
+                yield PromptInput(placeholder=placeholder, id="prompt", on_value=self.prompt_typed)
                 yield TokenStrip(id="tokens")
                 yield StepBar(id="stepbar")
                 yield StepInfo(id="stepinfo")
-                with TabbedContent(id="panels"):
-                    with TabPane(t("vectors", self.lang), id="vectors"):
-                        yield VectorsPanel()
-                    with TabPane(t("layernorm", self.lang), id="layernorm"), VerticalScroll():
-                        yield LayerNormPanel()
-                    with TabPane(t("residual", self.lang), id="residual"), VerticalScroll():
-                        yield ResidualPanel()
-                    with TabPane(t("attention", self.lang), id="attention"):
-                        yield AttentionPanel()
-                    with TabPane(t("next", self.lang), id="next"), VerticalScroll():
-                        yield NextTokenPanel()
+                yield PanelSwitcher(
+                    self.panel_labels(),
+                    Container(VectorsPanel(), id="vectors"),
+                    VerticalScroll(LayerNormPanel(), id="layernorm"),
+                    VerticalScroll(ResidualPanel(), id="residual"),
+                    Container(AttentionPanel(), id="attention"),
+                    VerticalScroll(NextTokenPanel(), id="next"),
+                    id="panels",
+                )
             with Vertical(id="side"):
                 with VerticalScroll():
                     yield ResidualPanel(id="side-residual")
@@ -133,6 +133,9 @@ class MainScreen(Screen[None]):
                     yield NextTokenPanel(id="side-next")
         yield Static(id="too-small")
         yield Footer(compact=True)
+
+    def panel_labels(self) -> dict[str, str]:
+        return {panel: t(panel, self.lang) for panel in PANELS[1:]}  # "tokens" is always in view, not a tab
 
     def on_mount(self) -> None:
         prompt = self.query_one("#prompt", Input)
@@ -158,12 +161,15 @@ class MainScreen(Screen[None]):
         # kept now, not when the model is done: a line that drops (or a busy machine) must not lose what was typed
         self.app.remember(prompt=event.value)  # type: ignore[attr-defined]
         if self.trace is not None and event.value == self.prompt:
-            return  # on screen already (the first trace is computed before the first frame)
-        if self.pass_seconds < QUICK_PASS:  # a small model: the key and its numbers in one frame, no thread hop
+            return  # on screen already: computed before the first frame, or by prompt_typed
+        self.run_model(event.value, self.gpt)  # a big model (GPT-2): typing must not wait; the latest pass wins
+
+    def prompt_typed(self, value: str) -> None:
+        """The prompt's text changed (called inside the keystroke). A quick model runs here and now, so
+        that the character and its numbers come in one frame; a slow one waits for `prompt_changed`."""
+        if self._drawn is not None and self.pass_seconds < QUICK_PASS and value != self.prompt:
             self.workers.cancel_group(self, "model")
-            self.run_model_now(event.value)
-        else:  # a big one (GPT-2): typing must not wait for it; the latest keystroke's pass wins
-            self.run_model(event.value, self.gpt)
+            self.run_model_now(value)
 
     def set_prompt(self, text: str) -> None:
         prompt = self.query_one("#prompt", Input)
@@ -228,23 +234,24 @@ class MainScreen(Screen[None]):
             return None
         return View(self.gpt, self.trace, self.step_index, self.token, self.head, self.lang)
 
-    def refresh_panels(self) -> None:
+    def refresh_panels(self) -> bool:
+        """Draw the current view; False when there was nothing new to draw."""
         view = self.view()
         if view is None or not self.is_mounted:
-            return
-        tabs = self.query_one("#panels", TabbedContent)
+            return False
+        tabs = self.query_one("#panels", PanelSwitcher)
         # id(): a Trace compares its arrays; `drawn` holds the trace itself, so the id cannot be reused meanwhile
         drawn = (id(view.trace), view.trace, view.step_index, view.token, view.head, tabs.active, self.size)
         drawn += (self.classes, self.lang)
         if self._drawn is not None and drawn[0] == self._drawn[0] and drawn[2:] == self._drawn[2:]:
-            return  # a second request for the same picture (a tab switch reports itself after the key drew it)
+            return False  # a second request for the same picture (a tab switch reports itself after the key drew it)
         self._drawn = drawn
         self.update_topbar()
         self.query_one(TokenStrip).show(view)
         self.query_one(StepBar).show(view.trace.steps, view.step_index)
         self.query_one(StepInfo).show(view)
         if self.has_class("-too-small"):
-            return
+            return True
         active = tabs.active
         panels = {
             "vectors": VectorsPanel,
@@ -258,6 +265,7 @@ class MainScreen(Screen[None]):
         if self.has_class("-wide"):
             self.query_one("#side-residual", ResidualPanel).show(view)
             self.query_one("#side-next", NextTokenPanel).show(view)
+        return True
 
     def update_topbar(self) -> None:
         title = self.lesson.title if self.lesson else ""
@@ -274,7 +282,7 @@ class MainScreen(Screen[None]):
             self._topbar = topbar
             self.query_one("#topbar", Static).update(topbar, layout=False)  # one row: never a re-layout
 
-    @on(TabbedContent.TabActivated, "#panels")
+    @on(PanelSwitcher.Switched, "#panels")
     def panel_switched(self) -> None:
         self.refresh_panels()  # a no-op when the key that switched the tab has drawn it already
 
@@ -284,7 +292,7 @@ class MainScreen(Screen[None]):
         if self.trace is None:
             return
         self.step_index = max(0, min(index, len(self.trace.steps) - 1))
-        tabs = self.query_one("#panels", TabbedContent)
+        tabs = self.query_one("#panels", PanelSwitcher)
         panel = PANEL_FOR_KIND[self.trace.steps[self.step_index].kind]
         if tabs.display:
             tabs.active = panel  # before the panels are drawn: one layout and one frame for the key
@@ -362,7 +370,7 @@ class MainScreen(Screen[None]):
         self.refresh_panels()
 
     def action_next_panel(self) -> None:
-        tabs = self.query_one("#panels", TabbedContent)
+        tabs = self.query_one("#panels", PanelSwitcher)
         order = list(PANELS[1:])  # "tokens" is always in view, not a tab
         tabs.active = order[(order.index(tabs.active) + 1) % len(order)] if tabs.active in order else order[0]
 
@@ -402,7 +410,7 @@ class MainScreen(Screen[None]):
                 self.goto_step_name(lesson.steps[0])
                 self.pending_step = None
         if lesson.panels and lesson.panels[0] in PANELS and lesson.panels[0] != "tokens":
-            self.query_one("#panels", TabbedContent).active = lesson.panels[0]
+            self.query_one("#panels", PanelSwitcher).active = lesson.panels[0]
 
     def switch_model(self, name: str, from_lesson: bool = False) -> bool:
         """Load model `name`; a lesson (its front matter or a link) may only name a shipped variant, never a
@@ -454,7 +462,7 @@ class MainScreen(Screen[None]):
                 else:
                     self.goto_step_name(params["step"])
             if "panel" in params and params["panel"] in PANELS and params["panel"] != "tokens":
-                self.query_one("#panels", TabbedContent).active = params["panel"]
+                self.query_one("#panels", PanelSwitcher).active = params["panel"]
             if "token" in params and params["token"].lstrip("-").isdigit():
                 if "prompt" in params or "model" in params or self.trace is None:
                     self.pending_token = int(params["token"])  # counted in the prompt that is coming

@@ -53,6 +53,8 @@ class HeatmapGrid(ScrollView, can_focus=True):
         self.style_for: Callable[[float, float], Style] = diverging_style
         self.number: Callable[[float], str] = fmt
         self._lines: dict[tuple[int, int, int], Strip] = {}  # drawn lines, until the data changes
+        # rows drawn before, by what they show: typing one more token changes a few rows, not all of them
+        self._row_lines: dict[tuple[object, ...], Strip] = {}
 
     def set_rows(
         self,
@@ -73,6 +75,7 @@ class HeatmapGrid(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._lines.clear()
+        self._row_lines.clear()
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self.rows) + 1 + (1 if self.virtual_size.width > width else 0)
@@ -101,6 +104,19 @@ class HeatmapGrid(ScrollView, can_focus=True):
         if index >= len(self.rows):
             return Strip.blank(width, base)
         row = self.rows[index]
+        if row.values is None:
+            return self._draw_row(row, width, first)
+        key = (row.label, row.highlight, row.values.tobytes(), width, first, self.scale, self.style_for, self.number)
+        strip = self._row_lines.get(key)
+        if strip is None:
+            if len(self._row_lines) > 4096:
+                self._row_lines.clear()
+            strip = self._row_lines[key] = self._draw_row(row, width, first)
+        return strip
+
+    def _draw_row(self, row: GridRow, width: int, first: int) -> Strip:
+        n_cells = max(0, (width - self.label_width) // CELL + 1)
+        base = self.rich_style
         label_style = base + Style(bold=True, reverse=row.highlight) if row.highlight else base
         if row.values is None:
             title = Segment(row.label, base + Style(bold=True, underline=True))

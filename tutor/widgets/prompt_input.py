@@ -1,6 +1,8 @@
-"""The prompt box: Textual's Input, without a layout of the whole screen on every character."""
+"""The prompt box: Textual's Input, drawn in the same frame as the numbers its text leads to."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual.geometry import Size
 from textual.reactive import Reactive
@@ -8,7 +10,20 @@ from textual.widgets import Input
 
 
 class PromptInput(Input):
-    """Input sets its virtual width to the text's on each change, and a virtual size asks for a layout of
-    the whole screen. The box's own size never depends on its text, so a repaint is all it needs."""
+    """Two changes to Textual's Input, both for the time from a key to the panels drawn:
+
+    - `on_value` is called the moment the text changes, inside the keystroke, rather than when the
+      `Changed` message comes round: the character and the model's numbers then share one frame.
+    - Input sets its virtual width to the text's on each change, and a virtual size asks for a
+      layout of the whole screen. The box's own size never depends on its text: a repaint will do.
+    """
 
     virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
+    def __init__(self, *, on_value: Callable[[str], None] | None = None, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.on_value = on_value
+
+    def watch_value(self, value: str) -> None:
+        if self.on_value is not None:
+            self.on_value(value)

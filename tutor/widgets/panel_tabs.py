@@ -1,0 +1,58 @@
+"""The panels' names on one line: the shown one lit; a click, or ←/→ while focused, picks another."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.style import Style
+from textual.widget import Widget
+
+
+class PanelTabs(Widget, can_focus=True):
+    """One line: every panel's name, the shown one lit; a click, or ←/→ while focused, picks one."""
+
+    BINDINGS = [
+        Binding("left", "move(-1)", "Previous panel", show=False),
+        Binding("right", "move(1)", "Next panel", show=False),
+    ]
+    COMPONENT_CLASSES = {"panel-tabs--active"}
+    DEFAULT_CSS = """
+    PanelTabs { height: 1; padding: 0 1; color: $text-muted; }
+    PanelTabs > .panel-tabs--active { color: $text; background: $primary-muted; text-style: bold; }
+    PanelTabs:focus > .panel-tabs--active { background: $accent; color: $text; }
+    """
+    active: reactive[str] = reactive("")
+
+    @dataclass
+    class Chosen(Message):
+        panel: str
+
+    def __init__(self, labels: dict[str, str]) -> None:
+        super().__init__()
+        self.labels = dict(labels)
+
+    def set_labels(self, labels: dict[str, str]) -> None:
+        self.labels = dict(labels)
+        self.refresh()
+
+    def render(self) -> Content:
+        lit = Style.from_rich_style(self.get_component_rich_style("panel-tabs--active"))
+        parts: list[Content] = []
+        for index, (panel, label) in enumerate(self.labels.items()):
+            tab = Content(f" {label} ").stylize(f"@click=choose({index})")
+            parts.append(tab.stylize(lit) if panel == self.active else tab)
+        return Content(" ").join(parts)
+
+    def action_choose(self, index: int) -> None:
+        panels = list(self.labels)
+        if 0 <= index < len(panels):
+            self.post_message(self.Chosen(panels[index]))
+
+    def action_move(self, delta: int) -> None:
+        panels = list(self.labels)
+        here = panels.index(self.active) if self.active in panels else 0
+        self.post_message(self.Chosen(panels[(here + delta) % len(panels)]))
