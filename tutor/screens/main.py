@@ -454,8 +454,6 @@ class MainScreen(Screen[None]):
         if link.action == "show":
             if "model" in params:
                 self.switch_model(params["model"], from_lesson=True)
-            if "prompt" in params:
-                self.set_prompt(params["prompt"])
             if "step" in params:
                 if "prompt" in params or self.trace is None:
                     self.pending_step = params["step"]
@@ -471,6 +469,8 @@ class MainScreen(Screen[None]):
                     self.token = int(params["token"]) % n if n else 0
             if "head" in params and params["head"].isdigit():
                 self.head = int(params["head"]) % self.gpt.config.n_heads
+            if "prompt" in params:  # last: a quick model's trace comes at once, and takes the step and token above
+                self.set_prompt(params["prompt"])
             self.refresh_panels()
         elif link.action == "lesson":
             await self.app.open_lesson(params.get("id"), heading=params.get("heading"))  # type: ignore[attr-defined]

@@ -83,7 +83,8 @@ class HeatmapGrid(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         scroll_x, scroll_y = self.scroll_offset
-        first = scroll_x // CELL
+        whole = max(1, (width - self.label_width) // CELL)  # cells that fit whole beside the labels
+        first = min(-(-scroll_x // CELL), max(0, len(self.columns) - whole))  # scrolled right to the end: all whole
         key = (y if y == 0 else y + scroll_y, first, width)
         strip = self._lines.get(key)
         if strip is None:
