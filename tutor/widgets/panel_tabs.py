@@ -21,7 +21,11 @@ class PanelTabs(Widget, can_focus=True):
     ]
     COMPONENT_CLASSES = {"panel-tabs--active"}
     DEFAULT_CSS = """
-    PanelTabs { height: 1; padding: 0 1; color: $text-muted; }
+    PanelTabs {
+        height: 1; padding: 0 1; color: $text-muted;
+        link-style: none; link-color: $text-muted; link-background: transparent;  # a tab, not a hyperlink
+        link-style-hover: bold; link-color-hover: $text; link-background-hover: $boost;
+    }
     PanelTabs > .panel-tabs--active { color: $text; background: $primary-muted; text-style: bold; }
     PanelTabs:focus > .panel-tabs--active { background: $accent; color: $text; }
     """
