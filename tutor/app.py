@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -157,6 +158,9 @@ class TutorApp(App[None]):
             start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
             await self.open_lesson(start, resume=True)
         self.main.refresh(layout=True)
+        # what start-up built stays for the whole session: out of the collector's full passes, which would
+        # otherwise walk it all and stall a keystroke now and then (~60 ms each)
+        gc.freeze()
 
     # -- progress ------------------------------------------------------------------------------
 

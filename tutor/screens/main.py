@@ -8,7 +8,7 @@ import time
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import Resize
 from textual.screen import Screen
@@ -119,10 +119,10 @@ class MainScreen(Screen[None]):
                 yield StepInfo(id="stepinfo")
                 yield PanelSwitcher(
                     self.panel_labels(),
-                    Container(VectorsPanel(), id="vectors"),
+                    VectorsPanel(id="vectors"),  # its grids scroll themselves
                     VerticalScroll(LayerNormPanel(), id="layernorm"),
                     VerticalScroll(ResidualPanel(), id="residual"),
-                    Container(AttentionPanel(), id="attention"),
+                    AttentionPanel(id="attention"),
                     VerticalScroll(NextTokenPanel(), id="next"),
                     id="panels",
                 )
@@ -261,7 +261,8 @@ class MainScreen(Screen[None]):
             "next": NextTokenPanel,
         }
         if active in panels and not (self.has_class("-compact") and self.has_class("-lesson")):
-            self.query_one(f"#{active}").query_one(panels[active]).show(view)
+            pane = self.query_one(f"#{active}")
+            (pane if isinstance(pane, panels[active]) else pane.query_one(panels[active])).show(view)
         if self.has_class("-wide"):
             self.query_one("#side-residual", ResidualPanel).show(view)
             self.query_one("#side-next", NextTokenPanel).show(view)
