@@ -13,6 +13,7 @@ import os
 import signal
 import struct
 import termios
+import time
 from pathlib import Path
 
 import pyte
@@ -43,10 +44,18 @@ def cells_text(screen: pyte.Screen) -> str:
     return "\n".join(screen.display)
 
 
-def feed(stream: pyte.ByteStream, master: int, seconds: float) -> int:
-    data = drain(master, seconds)
-    stream.feed(data)
-    return len(data)
+def feed(stream: pyte.ByteStream, master: int, quiet: float = 0.3, timeout: float = 15.0) -> int:
+    """Read what the app writes until it has been quiet for `quiet` seconds; bytes read. (A fixed wait
+    would be too short on a busy machine: a frame that comes late would be missed.)"""
+    total = 0
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        data = drain(master, quiet)
+        if not data:
+            break
+        stream.feed(data)
+        total += len(data)
+    return total
 
 
 def resize(process_group: int, master: int, screen: pyte.Screen, width: int, height: int) -> None:
@@ -63,19 +72,19 @@ def test_the_terminal_shows_what_a_full_redraw_shows(tmp_path: Path, colours: st
     stream = pyte.ByteStream(screen)
     try:
         stream.feed(read_until(master, "‖x‖".encode()))
-        feed(stream, master, 1.0)
+        feed(stream, master, quiet=1.0)
         for key in KEYS:
             os.write(master, key)
-            feed(stream, master, 0.35)
+            feed(stream, master)
         resize(process.pid, master, screen, 100, 30)
-        feed(stream, master, 1.0)
+        feed(stream, master, quiet=1.0)
         for key in (DOWN, F6, DOWN):
             os.write(master, key)
-            feed(stream, master, 0.35)
+            feed(stream, master)
         drawn = screen_state(screen)
         text = cells_text(screen)
         os.write(master, CTRL_L)
-        assert feed(stream, master, 1.0) > 100 * 30  # every cell again
+        assert feed(stream, master, quiet=1.0) > 100 * 30  # every cell again
         assert cells_text(screen) == text
         assert screen_state(screen) == drawn
     finally:
@@ -91,12 +100,12 @@ def test_a_step_key_sends_a_fraction_of_the_panel(tmp_path: Path) -> None:
     stream = pyte.ByteStream(screen)
     try:
         stream.feed(read_until(master, "‖x‖".encode()))
-        feed(stream, master, 1.0)
+        feed(stream, master, quiet=1.0)
         for key in [DOWN] * 5:  # to blocks.0.mlp: the residual panel
             os.write(master, key)
-            feed(stream, master, 0.35)
+            feed(stream, master)
         os.write(master, DOWN)  # mlp → mlp_add: the same panel, one row further
-        sent = feed(stream, master, 0.6)
+        sent = feed(stream, master)
         assert "B0 mlp" in cells_text(screen)
         assert 0 < sent < 2500  # a full repaint of the panel area alone is ~7 KB
     finally:
