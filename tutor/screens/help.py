@@ -37,6 +37,11 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     ("tab / shift+tab", "move the focus", "切换焦点"),
     ("ctrl+p", "command palette: lessons, models, steps, practice", "命令面板：课程、模型、步骤、练习"),
     ("F1 or ?", "this help", "本帮助"),
+    (
+        "ctrl+l",
+        "draw the whole screen again (after a system message, say, wrote over it)",
+        "重画整个屏幕（例如系统消息覆盖了屏幕之后）",
+    ),
     ("ctrl+q", "quit (progress is saved as you go)", "退出（进度随时自动保存）"),
 ]
 
