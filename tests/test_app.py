@@ -560,3 +560,20 @@ def test_heatmap_headers_fit_their_cells() -> None:
 
     for text in ("0 猫", "11 人", "12 人人人", "7", "θ12"):
         assert cell_len(fit_cells(text, 5)) == 5
+
+
+async def test_in_a_small_window_the_lesson_shown_by_f3_takes_the_keys(store) -> None:
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")  # the lesson fills the window
+        lesson = app.main.query_one(LessonView)
+        assert app.focused is lesson
+        await pilot.press("pagedown", "down")
+        await settle(pilot)
+        assert lesson.max_scroll_y > 30, lesson.virtual_size
+        assert lesson.scroll_y == lesson.scrollable_content_region.height + 1 and app.main.step_index == 0
+        await pilot.press("f3")  # the panels again: the keys step
+        assert app.focused is app.main.query_one("#prompt")
+        await pilot.press("down")
+        assert app.main.step_index == 1

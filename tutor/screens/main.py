@@ -388,6 +388,11 @@ class MainScreen(Screen[None]):
 
     def action_toggle_lesson(self) -> None:
         self.toggle_class("-lesson")
+        lesson = self.query_one(LessonView)
+        if self.has_class("-compact") and self.has_class("-lesson"):
+            lesson.focus()  # the lesson fills the window: the arrows and page keys should scroll it
+        elif self.focused is None or lesson in self.focused.ancestors_with_self:
+            self.query_one("#prompt", Input).focus()  # the lesson went out of view: back to the prompt
         self.refresh_panels()
 
     # -- lessons and links ---------------------------------------------------------------------
