@@ -577,3 +577,17 @@ async def test_in_a_small_window_the_lesson_shown_by_f3_takes_the_keys(store) ->
         assert app.focused is app.main.query_one("#prompt")
         await pilot.press("down")
         assert app.main.step_index == 1
+
+
+async def test_a_new_theme_recolours_the_lesson(store, content) -> None:
+    app = make_app(store, content)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        lesson = app.main.query_one(LessonView)
+        heading = lesson.get_component_rich_style("lesson-view--h2", partial=True)
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await settle(pilot)
+        assert lesson._rendered_styles["markdown.h2"] != heading
+        y = dict(lesson._rendered.headings)["What you will understand"]
+        colours = {segment.style.color for segment in lesson._rendered.lines[y] if segment.text.strip()}
+        assert colours == {lesson._rendered_styles["markdown.h2"].color}

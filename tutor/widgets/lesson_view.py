@@ -110,9 +110,12 @@ class LessonView(ScrollView, can_focus=True):
         self._laid_out = unchanged
         return super()._size_updated(size, virtual_size, container_size, layout)
 
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        if self.is_mounted and self._styles() != self._rendered_styles:  # a theme change: colours are in the lines
+    def on_mount(self) -> None:
+        # the colours are baked into the lines: a new theme draws them again, once its styles are in place
+        self.watch(self.app, "theme", lambda _theme: self.call_after_refresh(self._render_if_restyled), init=False)
+
+    def _render_if_restyled(self) -> None:
+        if self._styles() != self._rendered_styles:
             self._render(force=True)
 
     def _render(self, force: bool = False) -> None:
