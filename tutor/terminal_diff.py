@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 
 from rich.cells import get_character_cell_size
 from rich.console import Console
@@ -168,11 +170,6 @@ def _whole(first: int, last: int, chars: list[str | None]) -> tuple[int, int]:
 
 def _render(chars: list[str | None], styles: list[Style | None], first: int, last: int, console: Console) -> str:
     """Columns first..last as terminal sequences, one style change per run of equal styles."""
-    segments: list[Segment] = []
-    for column in range(first, last + 1):
-        text, style = chars[column] or "", styles[column]
-        if segments and segments[-1].style == style:
-            segments[-1] = Segment(segments[-1].text + text, style)
-        else:
-            segments.append(Segment(text, style))
+    cells = zip(chars[first : last + 1], styles[first : last + 1], strict=True)
+    segments = [Segment("".join(c for c, _ in run if c), style) for style, run in groupby(cells, key=itemgetter(1))]
     return Strip(segments).render(console)
