@@ -591,3 +591,39 @@ async def test_a_new_theme_recolours_the_lesson(store, content) -> None:
         y = dict(lesson._rendered.headings)["What you will understand"]
         colours = {segment.style.color for segment in lesson._rendered.lines[y] if segment.text.strip()}
         assert colours == {lesson._rendered_styles["markdown.h2"].color}
+
+
+async def test_a_click_on_a_panel_name_shows_that_panel(store, content) -> None:
+    from tutor.widgets.panel_tabs import PanelTabs
+
+    app = make_app(store, content)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        tabs = app.main.query_one(PanelTabs)
+        line = str(tabs.render())
+        x = line.index("Attention") + tabs.styles.gutter.left
+        assert await pilot.click(PanelTabs, offset=(x + 1, 0))
+        await settle(pilot)
+        assert app.main.query_one("#panels").active == "attention"
+        assert "Attention" in screen_text(app, "#panels") and "head" in screen_text(app, "#panels").lower()
+        tabs.focus()
+        await pilot.press("right")  # ← / → walk the names while the tab line has the focus
+        await settle(pilot)
+        assert app.main.query_one("#panels").active == "next"
+
+
+async def test_lesson_text_can_be_selected_and_copied(store, content) -> None:
+    from textual.selection import Selection
+
+    app = make_app(store, content)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        lesson = app.main.query_one(LessonView)
+        text, _ = lesson.get_selection(Selection(None, None))
+        assert "What you will understand" in text and "def layer_norm(" in text
+        app.screen.selections = {lesson: Selection(None, None)}  # everything: drawn in the selection colours
+        await settle(pilot)
+        selected = app.screen.get_component_rich_style("screen--selection")
+        strip = lesson.render_line(1)
+        lit = [segment.style.bgcolor for segment in strip if segment.style and segment.text.strip()]
+        assert selected.bgcolor in lit
