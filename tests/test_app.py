@@ -627,3 +627,15 @@ async def test_lesson_text_can_be_selected_and_copied(store, content) -> None:
         strip = lesson.render_line(1)
         lit = [segment.style.bgcolor for segment in strip if segment.style and segment.text.strip()]
         assert selected.bgcolor in lit
+
+
+async def test_the_footer_speaks_the_learners_language(store, content) -> None:
+    app = make_app(store, content, lang="zh")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert "步进" in footer and "课文/面板" in footer and "Step" not in footer
+        await pilot.press("f5")
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert "Step" in footer and "Lesson/panels" in footer and "步进" not in footer

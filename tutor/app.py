@@ -314,6 +314,7 @@ class TutorApp(App[None]):
         self.lessons = load_lessons(self.lang, self.content)
         self.main.lang = self.lang
         self.main.query_one("#panels").set_labels(self.main.panel_labels())  # type: ignore[attr-defined]
+        self.main.localize_footer()
         self.main.query_one("#prompt").placeholder = t("prompt_placeholder", self.lang)  # type: ignore[attr-defined]
         self.main.refresh_panels()
         self.remember(lang=self.lang)

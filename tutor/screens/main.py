@@ -17,7 +17,7 @@ from textual.worker import get_current_worker
 
 import model
 from model import GPT, Trace
-from tutor.i18n import pick, t
+from tutor.i18n import localize_bindings, pick, t
 from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, labelled_links, parse_link
 from tutor.messages import TraceReady
 from tutor.view import View
@@ -39,6 +39,19 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "A lesson can only switch to a shipped model ({known}), not '{name}'.",
         "课程只能切换到随附的模型（{known}），不能切换到“{name}”。",
     ),
+}
+FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
+    "step(1)": ("Step", "步进"),
+    "toggle_lesson": ("Lesson/panels", "课文/面板"),
+    "lesson(1)": ("Next lesson", "下一课"),
+    "practice": ("Practice", "练习"),
+    "links": ("Try it", "试一试"),
+    "help": ("Help", "帮助"),
+    "lessons": ("Lessons", "课程"),
+    "block(1)": ("Block", "下一块"),
+    "move_token(1)": ("Token", "词元"),
+    "head(1)": ("Head", "注意力头"),
+    "next_panel": ("Panel", "面板"),
 }
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 QUICK_PASS = 0.02  # seconds: a model this quick runs on the keystroke itself, not in a worker
@@ -137,7 +150,13 @@ class MainScreen(Screen[None]):
     def panel_labels(self) -> dict[str, str]:
         return {panel: t(panel, self.lang) for panel in PANELS[1:]}  # "tokens" is always in view, not a tab
 
+    def localize_footer(self) -> None:
+        """The footer's labels in the learner's language (again after F5)."""
+        localize_bindings(self, FOOTER, self.lang)
+        self.refresh_bindings()
+
     def on_mount(self) -> None:
+        self.localize_footer()
         prompt = self.query_one("#prompt", Input)
         prompt.cursor_blink = False  # blinking costs bandwidth over SSH
         prompt.focus()

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from model import GPT
-from tutor.i18n import pick
 from tutor.screens.experiments import title
 
 
@@ -40,13 +36,3 @@ class ExperimentScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
-
-
-def localize_bindings(node: DOMNode, words: dict[str, tuple[str, str]], lang: str) -> None:
-    """The footer's labels in the learner's language: `words` maps an action ("back", "preset('f2')")
-    to its (en, zh) label. Only this node's own copy of its bindings changes."""
-    key_to_bindings = node._bindings.key_to_bindings
-    for key, bindings in key_to_bindings.items():
-        key_to_bindings[key] = [
-            replace(b, description=pick(words, b.action, lang)) if b.action in words else b for b in bindings
-        ]

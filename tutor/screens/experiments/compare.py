@@ -24,8 +24,8 @@ from textual.worker import get_current_worker
 
 import model
 from model import GPT, Trace
-from tutor.i18n import pick, t
-from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
+from tutor.i18n import localize_bindings, pick, t
+from tutor.screens.experiments.base import ExperimentScreen
 from tutor.screens.experiments.variants import shipped, variant_names
 from tutor.view import residual_points, visible_piece
 from tutor.widgets.live_static import LiveStatic

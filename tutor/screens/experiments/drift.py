@@ -22,8 +22,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Label, Static
 
 from model import GPT, layer_norm
-from tutor.i18n import pick
-from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
+from tutor.i18n import localize_bindings, pick
+from tutor.screens.experiments.base import ExperimentScreen
 
 START = 2.0  # both components start here, as in the lesson
 DEFAULT_A, DEFAULT_B, DEFAULT_LAYERS = 1.4, 0.6, 30

@@ -20,8 +20,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Label, Static
 
 from model import GPT, layer_norm
-from tutor.i18n import pick
-from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
+from tutor.i18n import localize_bindings, pick
+from tutor.screens.experiments.base import ExperimentScreen
 from tutor.widgets.live_static import LiveStatic
 
 KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label

@@ -27,8 +27,8 @@ from textual.worker import get_current_worker
 
 import model
 from model import GPT
-from tutor.i18n import pick, t
-from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
+from tutor.i18n import localize_bindings, pick, t
+from tutor.screens.experiments.base import ExperimentScreen
 from tutor.screens.experiments.variants import shipped
 from tutor.view import visible_piece
 from tutor.widgets.live_static import LiveStatic

@@ -21,8 +21,8 @@ from textual.message import Message
 from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 
 from model import GPT, sinusoidal_positions
-from tutor.i18n import pick
-from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
+from tutor.i18n import localize_bindings, pick
+from tutor.screens.experiments.base import ExperimentScreen
 from tutor.view import sequential_style, visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.live_static import LiveStatic

@@ -30,9 +30,9 @@ from model import GPT
 from model.corpus import CorpusError, load_corpus
 from model.train import RECIPES, Progress, Recipe, TrainingError, new_state, run
 from model.weights import SHIPPED_DIR, WeightsError, read_safetensors, shipped_models
-from tutor.i18n import pick
+from tutor.i18n import localize_bindings, pick
 from tutor.paths import content_dir
-from tutor.screens.experiments.base import ExperimentScreen, localize_bindings
+from tutor.screens.experiments.base import ExperimentScreen
 from tutor.widgets.line_chart import LineChart, Series
 from tutor.widgets.live_static import LiveStatic
 
