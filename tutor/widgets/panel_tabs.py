@@ -45,6 +45,8 @@ class PanelTabs(Widget, can_focus=True):
 
     def render(self) -> Content:
         lit = Style.from_rich_style(self.get_component_rich_style("panel-tabs--active"))
+        if self.app.no_color:  # without colours a background shows nothing: reverse the shown panel's name
+            lit += Style(reverse=True)
         parts: list[Content] = []
         for index, (panel, label) in enumerate(self.labels.items()):
             tab = Content(f" {label} ").stylize(f"@click=choose({index})")
