@@ -15,10 +15,10 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tutor.view import diverging_style, fmt
+from tutor.widgets.quiet_scroll_view import QuietScrollView
 
 CELL = 6  # five characters and a gap
 
@@ -37,7 +37,7 @@ def fit_cells(text: str, width: int) -> str:
     return " " * (width - cell_len(text)) + text if cell_len(text) <= width else set_cell_size(text, width)
 
 
-class HeatmapGrid(ScrollView, can_focus=True):
+class HeatmapGrid(QuietScrollView, can_focus=True):
     """Rows of values as coloured cells with their digits; header and labels stay in view."""
 
     DEFAULT_CSS = """

@@ -14,12 +14,12 @@ from rich.text import Text
 from textual.events import Resize
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
 from tutor.lessons import Lesson, display_markdown
 from tutor.markdown_lines import RenderedLesson, render_markdown
+from tutor.widgets.quiet_scroll_view import QuietScrollView
 
 # component class → the Rich Markdown style it stands for
 MARKDOWN_STYLES = {
@@ -36,7 +36,7 @@ MARKDOWN_STYLES = {
 }
 
 
-class LessonView(ScrollView, can_focus=True):
+class LessonView(QuietScrollView, can_focus=True):
     COMPONENT_CLASSES = {*MARKDOWN_STYLES, "lesson-view--title", "lesson-view--warning"}
     DEFAULT_CSS = """
     LessonView { scrollbar-gutter: stable; padding: 0 1; }
@@ -68,7 +68,6 @@ class LessonView(ScrollView, can_focus=True):
         self._rendered_width = -1
         self._rendered_styles: dict[str, Style] = {}
         self._strips: dict[int, Strip] = {}
-        self._laid_out: tuple[Size, Size, Size] | None = None  # size, container size, virtual size
 
     def show(self, lesson: Lesson | None, header: str, empty_message: str = "") -> None:
         self._before = [(header, "lesson-view--title")] if header else []
@@ -100,15 +99,6 @@ class LessonView(ScrollView, can_focus=True):
 
     def on_resize(self, event: Resize) -> None:
         self._render()
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        # Every screen layout hands a ScrollView its region as "virtual size", and ScrollView answers by
-        # redrawing its scrollbar: ~1 KB down the line on every key that switches a panel. Ours is our own.
-        unchanged = (size, container_size, self.virtual_size)
-        if unchanged == self._laid_out:
-            return False
-        self._laid_out = unchanged
-        return super()._size_updated(size, virtual_size, container_size, layout)
 
     def on_mount(self) -> None:
         # the colours are baked into the lines: a new theme draws them again, once its styles are in place
