@@ -639,3 +639,37 @@ async def test_the_footer_speaks_the_learners_language(store, content) -> None:
         await settle(pilot)
         footer = screen_text(app).splitlines()[-1]
         assert "Step" in footer and "Lesson/panels" in footer and "步进" not in footer
+
+
+async def test_a_resize_across_the_compact_width_moves_the_focus_to_what_is_shown(store) -> None:
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")  # wide: the lesson hidden, the prompt keeps the keys
+        assert app.focused is app.main.query_one("#prompt")
+        await pilot.resize_terminal(100, 40)  # compact with the lesson chosen: the lesson fills the window
+        await settle(pilot)
+        lesson = app.main.query_one(LessonView)
+        assert app.focused is lesson
+        await pilot.press("pagedown")
+        assert lesson.scroll_y > 0 and app.main.step_index == 0
+
+
+@pytest.mark.parametrize("size", [(100, 24), (62, 30)])
+async def test_panel_tables_fit_their_width_on_the_first_frame_of_a_tab(store, size) -> None:
+    """A tab being switched to is drawn before it is laid out: its tables must still fit (or be made
+    again at once) — not wrap their last column onto a line of its own."""
+    from tutor.widgets.layernorm_panel import LayerNormPanel
+    from tutor.widgets.residual_panel import ResidualPanel
+
+    app = make_app(store)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("ctrl+u", *"the quick brown fox jumps")
+        await settle(pilot)
+        for _ in app.main.trace.steps:
+            await pilot.press("down")
+            await pilot.pause()
+            for panel in (*app.main.query(ResidualPanel), *app.main.query(LayerNormPanel)):
+                if panel.size.width and panel._shown is not None:  # shown: made for the width it has
+                    step = app.main.trace.steps[app.main.step_index].name
+                    assert panel._width_used == panel.content_size.width, (step, type(panel).__name__)

@@ -167,6 +167,7 @@ class MainScreen(Screen[None]):
         self.set_class(too_small, "-too-small")
         self.set_class(width < COMPACT_WIDTH, "-compact")
         self.set_class(width >= WIDE_WIDTH, "-wide")
+        self.focus_what_is_shown()
         if too_small:
             self.query_one("#too-small", Static).update(
                 t("too_small", self.lang, w=MIN_WIDTH, h=MIN_HEIGHT, cw=width, ch=height)
@@ -407,12 +408,19 @@ class MainScreen(Screen[None]):
 
     def action_toggle_lesson(self) -> None:
         self.toggle_class("-lesson")
-        lesson = self.query_one(LessonView)
-        if self.has_class("-compact") and self.has_class("-lesson"):
-            lesson.focus()  # the lesson fills the window: the arrows and page keys should scroll it
-        elif self.focused is None or lesson in self.focused.ancestors_with_self:
-            self.query_one("#prompt", Input).focus()  # the lesson went out of view: back to the prompt
+        self.focus_what_is_shown()
         self.refresh_panels()
+
+    def focus_what_is_shown(self) -> None:
+        """After F3 or a resize across COMPACT_WIDTH: the keys go to what the learner sees."""
+        lesson = self.query_one(LessonView)
+        in_lesson = self.focused is not None and lesson in self.focused.ancestors_with_self
+        lesson_only = self.has_class("-compact") and self.has_class("-lesson")
+        lesson_hidden = self.has_class("-lesson") != self.has_class("-compact")  # see app.tcss
+        if lesson_only and not in_lesson:
+            lesson.focus()  # the lesson fills the window: the arrows and page keys should scroll it
+        elif lesson_hidden and (self.focused is None or in_lesson):
+            self.query_one("#prompt", Input).focus()  # the lesson went out of view: back to the prompt
 
     # -- lessons and links ---------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 from rich.text import Text
@@ -27,6 +28,7 @@ class LayerNormPanel(LiveStatic):
     DEFAULT_CSS = "LayerNormPanel { padding: 0 1; }"
 
     def show(self, view: View) -> None:
+        self.redraw = partial(self.show, view)  # the table is cut to the width: again if the width was not right
         lang, trace = view.lang, view.trace
         step = norm_step_for(view)
         if not view.n_tokens:

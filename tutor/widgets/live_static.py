@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
+from textual.events import Resize
 from textual.visual import VisualType
 from textual.widget import Widget
 from textual.widgets import Static
@@ -13,6 +16,9 @@ class LiveStatic(Static):
 
     _shape: object = None
     _shown: VisualType | None = None
+    _width_used = 0  # what `available_width` said when the content was made
+    # a panel whose content depends on its width sets this to draw itself again (see on_resize)
+    redraw: Callable[[], None] | None = None
 
     @property
     def available_width(self) -> int:
@@ -28,6 +34,7 @@ class LiveStatic(Static):
     def show_content(self, content: VisualType, shape: object) -> None:
         """`shape`: anything that changes exactly when the height may at a given width (a row count, a
         flag); a new width needs no part in it, as a resize lays the screen out anyway."""
+        self._width_used = self.available_width
         if isinstance(content, (str, Text)) and content == self._shown and shape == self._shape:
             return  # the same picture (the tokens while stepping): redrawing it would only cost bandwidth
         self._shown = content
@@ -37,3 +44,9 @@ class LiveStatic(Static):
             return
         self.update(content, layout=shape != self._shape)
         self._shape = shape
+
+    def on_resize(self, event: Resize) -> None:
+        """Made for a width it did not get (a hidden tab measured by its container, before a scrollbar
+        took its two cells): made again, at once, for the width it has."""
+        if self.redraw is not None and self.content_size.width != self._width_used:
+            self.redraw()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 from rich.cells import cell_len
@@ -39,6 +40,7 @@ class ResidualPanel(LiveStatic):
     DEFAULT_CSS = "ResidualPanel { padding: 0 1; }"
 
     def show(self, view: View) -> None:
+        self.redraw = partial(self.show, view)  # the table is cut to the width: again if the width was not right
         trace, lang = view.trace, view.lang
         if not view.n_tokens:
             self.show_content(t("empty_prompt", lang), "empty")
