@@ -131,3 +131,18 @@ def test_wide_characters_and_combining_marks_are_whole_cells() -> None:
     assert list(_runs([3, 6], model.chars[0])) == [(3, 6)]
     assert list(_runs([0, 11], ["x"] * 12)) == [(0, 0), (11, 11)]
     assert list(_runs([3, 6], ["x", "x", "x", "x", None, "x", "x"])) == [(3, 3), (6, 6)]  # never across unknowns
+
+
+def test_half_a_wide_character_overwritten_leaves_the_other_half_unknown() -> None:
+    model = ScreenModel()
+    model.size = (10, 1)
+    console = Console(color_system="256", force_terminal=True)
+    model._draw([(0, 0, Strip([Segment("ab狗cd")]))], console)
+    assert model.chars[0][:6] == ["a", "b", "狗", "", "c", "d"]
+    model._draw([(2, 0, Strip([Segment("x")]))], console)  # over the left half of 狗
+    assert model.chars[0][2:4] == ["x", None]
+    model._draw([(0, 0, Strip([Segment("ab狗cd")]))], console)
+    model._draw([(3, 0, Strip([Segment("y")]))], console)  # over the right half of 狗
+    assert model.chars[0][2:4] == [None, "y"]
+    # a run is never merged across the unknown cell: what is sent stays in its columns
+    assert list(_runs([1, 4], model.chars[0])) == [(1, 1), (4, 4)]

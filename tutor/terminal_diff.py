@@ -76,6 +76,7 @@ class ScreenModel:
                 self.chars[y], self.styles[y] = [None] * width, [None] * width
             chars, styles = self.chars[y], self.styles[y]
             changed: list[int] = []  # columns
+            split_on_the_left = 0 < x < width and chars[x] == ""  # this write starts on a wide character's right half
             column = x
             head: int | None = None  # the column of the last character, which a combining mark joins
             for text, style, control in strip:
@@ -104,6 +105,11 @@ class ScreenModel:
                             chars[column + offset], styles[column + offset] = cell, style
                     head = column
                     column += size
+            # Writing over half of a wide character blanks the other half on the terminal: not known any more
+            if split_on_the_left and chars[x] != "":
+                chars[x - 1] = None
+            if column < width and chars[column] == "":  # its left half was just overwritten
+                chars[column] = None
             for first, last in _runs(changed, chars):
                 out.append(Control.move_to(first, y).segment.text)
                 out.append(_render(chars, styles, first, last, console))
