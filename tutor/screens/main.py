@@ -180,8 +180,8 @@ class MainScreen(Screen[None]):
     def prompt_changed(self, event: Input.Changed) -> None:
         # kept now, not when the model is done: a line that drops (or a busy machine) must not lose what was typed
         self.app.remember(prompt=event.value)  # type: ignore[attr-defined]
-        if self.trace is not None and event.value == self.prompt:
-            return  # on screen already: computed before the first frame, or by prompt_typed
+        if event.value != event.input.value or (self.trace is not None and event.value == self.prompt):
+            return  # overtaken by a newer keystroke, or on screen already (first frame, or prompt_typed)
         self.run_model(event.value, self.gpt)  # a big model (GPT-2): typing must not wait; the latest pass wins
 
     def prompt_typed(self, value: str) -> None:
