@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 
 from model import GPT
 from tutor.screens.experiments import title
@@ -36,3 +40,32 @@ class ExperimentScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+class PromptExperimentScreen(ExperimentScreen):
+    """An experiment driven by a prompt box (`#PROMPT_ID`): it has the focus from the start, every
+    change recomputes, and the screen takes the class `-wide` from `WIDE` columns on."""
+
+    PROMPT_ID: ClassVar[str] = "prompt"
+    WIDE: ClassVar[int] = 120
+
+    def on_mount(self) -> None:
+        prompt = self.query_one(f"#{self.PROMPT_ID}", Input)
+        prompt.cursor_blink = False
+        prompt.focus()
+        self.recompute()
+
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width >= self.WIDE, "-wide")
+        self.call_after_refresh(self.show_result)
+
+    @on(Input.Changed)
+    def prompt_changed(self, event: Input.Changed) -> None:
+        if event.input.id == self.PROMPT_ID:
+            self.recompute()
+
+    def recompute(self) -> None:
+        """Run the experiment on the prompt (in a worker)."""
+
+    def show_result(self) -> None:
+        """Draw the latest result for the screen's size."""

@@ -17,7 +17,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.events import Resize
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 from textual.worker import get_current_worker
@@ -25,7 +24,7 @@ from textual.worker import get_current_worker
 import model
 from model import GPT, Trace
 from tutor.i18n import localize_bindings, pick, t
-from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped, variant_names
 from tutor.view import residual_points, visible_piece
 from tutor.widgets.live_static import LiveStatic
@@ -33,7 +32,6 @@ from tutor.widgets.residual_panel import bar_fraction, norm_text
 
 TOP_K = 5
 BAR = 10  # cells of each norm bar at most
-WIDE = 120  # from here the residual chart and the LayerNorm table sit side by side
 PANELS = ("summary", "residual", "norms", "next")
 FAR = 1.25  # a norm ratio beyond ×1.25 or below ×0.8 is marked as a difference
 
@@ -131,8 +129,10 @@ class ComparePanel(LiveStatic):
     DEFAULT_CSS = "ComparePanel { padding: 0 1; height: auto; width: 1fr; }"
 
 
-class CompareScreen(ExperimentScreen):
+class CompareScreen(PromptExperimentScreen):
     NAME = "compare"
+    PROMPT_ID = "compare-prompt"
+    WIDE = 120  # from here the residual chart and the LayerNorm table sit side by side
     BINDINGS = [
         Binding("alt+right", "move_token(1)", "Token", key_display="alt+←→", priority=True),
         Binding("alt+left", "move_token(-1)", show=False, priority=True),
@@ -187,21 +187,7 @@ class CompareScreen(ExperimentScreen):
                 yield ComparePanel(id="compare-norms")
             yield ComparePanel(id="compare-next")
 
-    def on_mount(self) -> None:
-        prompt = self.query_one("#compare-prompt", Input)
-        prompt.cursor_blink = False
-        prompt.focus()
-        self.recompute()
-
-    def on_resize(self, event: Resize) -> None:
-        self.set_class(event.size.width >= WIDE, "-wide")
-        self.call_after_refresh(self.show_result)
-
     # -- the two runs, in a worker -------------------------------------------------------------------
-
-    @on(Input.Changed, "#compare-prompt")
-    def prompt_changed(self) -> None:
-        self.recompute()
 
     @on(Select.Changed)
     def model_changed(self, event: Select.Changed) -> None:

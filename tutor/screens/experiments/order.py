@@ -16,11 +16,10 @@ from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
-from textual.events import Resize
 from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
@@ -28,14 +27,13 @@ from textual.worker import get_current_worker
 import model
 from model import GPT
 from tutor.i18n import localize_bindings, pick, t
-from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped
 from tutor.view import visible_piece
 from tutor.widgets.live_static import LiveStatic
 
 UNCHANGED = 5e-4  # below this max |Δ| shows as 0.000: float32 rounding, not a change
 CELL = 6  # "12.345" at most; |Δ| of a residual stream stays far below 100 in the shipped models
-WIDE = 120  # from here the four runs sit in a 2 × 2 grid
 
 WORDS: dict[str, tuple[str, str]] = {
     "prompt": ("Prompt", "提示词"),
@@ -172,8 +170,10 @@ class RunPanel(LiveStatic):
     DEFAULT_CSS = "RunPanel { padding: 0 1; height: auto; }"
 
 
-class OrderScreen(ExperimentScreen):
+class OrderScreen(PromptExperimentScreen):
     NAME = "order"
+    PROMPT_ID = "order-prompt"
+    WIDE = 120  # from here the four runs sit in a 2 × 2 grid
     BINDINGS = [
         # priority: the prompt would move its cursor or select with these keys
         Binding("alt+right", "move(0, 1)", "1st", key_display="alt+←→", priority=True),
@@ -208,21 +208,7 @@ class OrderScreen(ExperimentScreen):
                 for n in range(4):
                     yield RunPanel(id=f"run-{n}")
 
-    def on_mount(self) -> None:
-        prompt = self.query_one("#order-prompt", Input)
-        prompt.cursor_blink = False
-        prompt.focus()
-        self.recompute()
-
-    def on_resize(self, event: Resize) -> None:
-        self.set_class(event.size.width >= WIDE, "-wide")
-        self.call_after_refresh(self.show_result)
-
     # -- the runs, in a worker ---------------------------------------------------------------------
-
-    @on(Input.Changed, "#order-prompt")
-    def prompt_changed(self) -> None:
-        self.recompute()
 
     def tokens(self) -> list[int]:
         ids, _ = shipped("tiny").prompt_tokens(self.query_one("#order-prompt", Input).value)
