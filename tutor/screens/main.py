@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -114,7 +115,8 @@ class MainScreen(Screen[None]):
         self.lesson: Lesson | None = None
         self.pending_step: str | None = None  # a step a lesson asked for, applied when its trace arrives
         self.pending_token: int | None = None  # likewise a token
-        self._drawn: tuple[object, ...] | None = None  # what the panels show now (see refresh_panels)
+        self._drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
+        self._drawn: tuple[object, ...] = ()
         self._topbar: Content | None = None
         self.pass_seconds = math.inf  # how long the model's last pass took
 
@@ -187,7 +189,7 @@ class MainScreen(Screen[None]):
     def prompt_typed(self, value: str) -> None:
         """The prompt's text changed (called inside the keystroke). A quick model runs here and now, so
         that the character and its numbers come in one frame; a slow one waits for `prompt_changed`."""
-        if self._drawn is not None and self.pass_seconds < QUICK_PASS and value != self.prompt:
+        if self._drawn_trace is not None and self.pass_seconds < QUICK_PASS and value != self.prompt:
             self.workers.cancel_group(self, "model")
             self.run_model_now(value)
 
@@ -198,17 +200,15 @@ class MainScreen(Screen[None]):
         else:
             prompt.value = text  # Input.Changed runs the model
         prompt.cursor_position = len(text)
-        if self._drawn is None:  # the very first picture: a pass of a few tokens takes milliseconds, wait for it
+        if self._drawn_trace is None:  # the very first picture: a pass of a few tokens takes milliseconds, wait for it
             self.run_model_now(text)
 
     def run_model_now(self, prompt: str) -> None:
         """The model on this thread: for the first picture, which would otherwise wait for a worker's turn."""
         try:
-            started = time.perf_counter()
-            trace = self.gpt.run(prompt)
-            self.pass_seconds = time.perf_counter() - started
+            trace = self.timed_pass(self.gpt, prompt)
         except Exception as error:  # as in the worker: a notice, and the app goes on
-            self.notify(pick(WORDS, "model_failed", self.lang, error=f"{type(error).__name__}: {error}"), markup=False)
+            self.notify(self.failure(error), severity="error", markup=False)
             return
         self.on_trace_ready(TraceReady(prompt, self.gpt, trace))
 
@@ -216,17 +216,24 @@ class MainScreen(Screen[None]):
     def run_model(self, prompt: str, gpt: GPT) -> None:
         worker = get_current_worker()
         try:  # a newer keystroke has its own worker: the latest wins, and this pass stops early
-            started = time.perf_counter()
-            trace = gpt.run(prompt, stop=lambda: worker.is_cancelled)
-            self.pass_seconds = time.perf_counter() - started
+            trace = self.timed_pass(gpt, prompt, stop=lambda: worker.is_cancelled)
         except model.Stopped:
             return
         except Exception as error:  # a bug must not end the learner's session with a traceback: say it, go on
-            message = pick(WORDS, "model_failed", self.lang, error=f"{type(error).__name__}: {error}")
-            self.app.call_from_thread(self.notify, message, severity="error", markup=False)
+            self.app.call_from_thread(self.notify, self.failure(error), severity="error", markup=False)
             return
         if not worker.is_cancelled:
             self.post_message(TraceReady(prompt, gpt, trace))
+
+    def timed_pass(self, gpt: GPT, prompt: str, stop: Callable[[], bool] | None = None) -> Trace:
+        """`gpt.run`, noting how long it took (a quick model runs inside the keystroke: see prompt_typed)."""
+        started = time.perf_counter()
+        trace = gpt.run(prompt, stop=stop)
+        self.pass_seconds = time.perf_counter() - started
+        return trace
+
+    def failure(self, error: Exception) -> str:
+        return pick(WORDS, "model_failed", self.lang, error=f"{type(error).__name__}: {error}")
 
     def on_trace_ready(self, message: TraceReady) -> None:
         if message.gpt is not self.gpt or message.prompt != self.query_one("#prompt", Input).value:
@@ -260,12 +267,10 @@ class MainScreen(Screen[None]):
         if view is None or not self.is_mounted:
             return False
         tabs = self.query_one("#panels", PanelSwitcher)
-        # id(): a Trace compares its arrays; `drawn` holds the trace itself, so the id cannot be reused meanwhile
-        drawn = (id(view.trace), view.trace, view.step_index, view.token, view.head, tabs.active, self.size)
-        drawn += (self.classes, self.lang)
-        if self._drawn is not None and drawn[0] == self._drawn[0] and drawn[2:] == self._drawn[2:]:
+        drawn = (view.step_index, view.token, view.head, tabs.active, self.size, self.classes, self.lang)
+        if view.trace is self._drawn_trace and drawn == self._drawn:
             return False  # a second request for the same picture (a tab switch reports itself after the key drew it)
-        self._drawn = drawn
+        self._drawn_trace, self._drawn = view.trace, drawn
         self.update_topbar()
         self.query_one(TokenStrip).show(view)
         self.query_one(StepBar).show(view.trace.steps, view.step_index)
