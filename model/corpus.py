@@ -1,13 +1,17 @@
-"""The training text: the project's own lessons, topped up with the docstrings Python ships.
+"""The training text: the project's own lessons, topped up with the docstrings Python ships,
+frozen as data in `model/data/corpus.jsonl.gz` so that it never moves.
 
-Sources, nothing downloaded:
+The snapshot holds, nothing downloaded:
 
-1. the lessons, `content/zh/*.md` and `content/en/*.md` (whatever exists), one document each;
-2. unless turned off, the docstrings of the standard library's public top-level modules
-   (`<stdlib>/*.py`, not `_private` ones, not `this.py`'s rot13), read with `ast` without
-   importing anything: one document per module, its module, class and function docstrings
-   joined by blank lines. About 0.85 M characters of English on Python 3.11; they depend on
-   the Python version, which is recorded with the corpus.
+1. the lessons, `content/zh/*.md` and `content/en/*.md` as they were when it was taken, one document each;
+2. the docstrings of Python 3.11.7's standard library, public top-level modules (`<stdlib>/*.py`,
+   not `_private` ones, not `this.py`'s rot13), read with `ast` without importing anything: one
+   document per module, its module, class and function docstrings joined by blank lines.
+
+Editing a lesson changes nothing here, and another Python gives the same text: the shipped models
+are what `tutor train` makes on any supported Python. `scripts/freeze_corpus.py` takes a new
+snapshot (from `lesson_documents` and `stdlib_documents`), which means retraining every model.
+`load_corpus(folder)` trains on another lessons folder instead, with the snapshot's docstrings.
 
 Split: the first 90% of every document's characters trains, the last 10% validates, so both
 halves see every source and no text is in both. Each half is one token stream: the documents'
@@ -18,10 +22,12 @@ parts in order, separated by `<|endoftext|>`. The vocabulary is every character 
 from __future__ import annotations
 
 import ast
+import gzip
 import hashlib
+import json
 import string
-import sys
 import sysconfig
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +37,8 @@ from model.tokenizer import CharTokenizer
 
 VALIDATION_FRACTION = 0.1
 LESSON_LANGUAGES = ("zh", "en")
+FROZEN_CORPUS = Path(__file__).resolve().parent / "data" / "corpus.jsonl.gz"
+STDLIB_PREFIX = "stdlib/"
 
 
 class CorpusError(Exception):
@@ -96,7 +104,8 @@ def lesson_documents(content_dir: Path) -> list[Document]:
 
 
 def stdlib_documents() -> list[Document]:
-    """The docstrings of the standard library's public top-level modules, one document per module."""
+    """The docstrings of the running Python's standard library, public top-level modules, one document
+    per module: what `scripts/freeze_corpus.py` puts in the snapshot (training never reads them live)."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     documents = []
     for path in sorted(stdlib.glob("*.py")):
@@ -140,16 +149,34 @@ def _stream(tokenizer: CharTokenizer, texts: list[str]) -> np.ndarray:
     return np.asarray(ids, dtype=np.int32)
 
 
-def load_corpus(content_dir: Path, *, stdlib_text: bool = True) -> Corpus:
-    """The lessons under `content_dir` and, with `stdlib_text`, the standard library's docstrings."""
-    lessons = lesson_documents(content_dir)
-    sources = [f"lessons (content/{{zh,en}}/*.md): {len(lessons)} files"]
+def frozen_documents(path: Path = FROZEN_CORPUS) -> tuple[list[Document], str]:
+    """The snapshot's documents in their order (the lessons, then `stdlib/<module>` docstrings), and
+    the version of the Python whose docstrings it holds (its first line says)."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            header, *rows = [json.loads(line) for line in lines]
+        return [Document(row["name"], row["text"]) for row in rows], header["python"]
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: the frozen corpus is missing (reinstall tutor)") from None
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        raise CorpusError(f"{path}: the frozen corpus is damaged ({error})") from None
+
+
+def load_corpus(content_dir: Path | None = None, *, stdlib_text: bool = True) -> Corpus:
+    """The frozen snapshot (lessons, then with `stdlib_text` the docstrings); or, given `content_dir`,
+    the lessons in that folder instead of the snapshot's, with the snapshot's docstrings."""
+    snapshot, python = frozen_documents()
+    docstrings = [d for d in snapshot if d.name.startswith(STDLIB_PREFIX)]
+    if content_dir is None:
+        lessons = [d for d in snapshot if not d.name.startswith(STDLIB_PREFIX)]
+        sources = [f"lessons as frozen in model/data/{FROZEN_CORPUS.name}: {len(lessons)} files"]
+    else:
+        lessons = lesson_documents(content_dir)
+        sources = [f"lessons ({content_dir}/{{zh,en}}/*.md): {len(lessons)} files"]
     documents = list(lessons)
     if stdlib_text:
-        extra = stdlib_documents()
-        version = ".".join(map(str, sys.version_info[:3]))
-        sources.append(f"Python {version} standard-library docstrings: {len(extra)} modules")
-        documents += extra
+        sources.append(f"Python {python} standard-library docstrings, frozen: {len(docstrings)} modules")
+        documents += docstrings
     return build_corpus(documents, sources)
 
 

@@ -19,8 +19,8 @@ def register(commands: Any) -> None:
     """Add the `train` subcommand to the CLI's subparsers."""
     train = commands.add_parser(
         "train",
-        help="train a model variant on the lessons (and Python's docstrings)",
-        description="Train a model variant with NumPy on the project's own text and write a checkpoint. "
+        help="train a model variant on the frozen corpus (the lessons and Python's docstrings)",
+        description="Train a model variant with NumPy on the project's frozen corpus and write a checkpoint. "
         "Ctrl-C stops after the current step and saves; --resume goes on from there.",
     )
     train.add_argument("--variant", default="tiny", metavar="NAME", help=f"one of {', '.join(VARIANTS)} (default tiny)")
@@ -29,7 +29,9 @@ def register(commands: Any) -> None:
     train.add_argument("--out", metavar="PATH", help="checkpoint to write (default: ./NAME.safetensors)")
     train.add_argument("--resume", action="store_true", help="go on from the checkpoint at --out")
     train.add_argument(
-        "--corpus", metavar="DIR", help="lessons folder with zh/ and en/ (default: the installed lessons)"
+        "--corpus",
+        metavar="DIR",
+        help="train on this lessons folder (zh/, en/) instead of the frozen snapshot's lessons",
     )
     train.add_argument("--lessons-only", action="store_true", help="leave out the standard library's docstrings")
 
@@ -55,12 +57,11 @@ def run_train(args: argparse.Namespace) -> int:
 
     from model.corpus import CorpusError, load_corpus
     from model.train import RECIPES, TrainingError, load_state, new_state, saved_recipe
-    from tutor.paths import content_dir
 
     recipe = RECIPES[args.variant]
     if args.lessons_only:
         recipe = replace(recipe, stdlib_text=False)
-    corpus_dir = Path(args.corpus).expanduser() if args.corpus else content_dir()
+    corpus_dir = Path(args.corpus).expanduser() if args.corpus else None
     try:
         if args.resume:  # the corpus the checkpoint was trained on, whatever the flags say now
             recipe = saved_recipe(out)

@@ -31,7 +31,6 @@ from model.corpus import CorpusError, load_corpus
 from model.train import RECIPES, Progress, Recipe, TrainingError, new_state, run
 from model.weights import SHIPPED_DIR, WeightsError, read_safetensors, shipped_models
 from tutor.i18n import localize_bindings, pick
-from tutor.paths import content_dir
 from tutor.screens.experiments.base import ExperimentScreen
 from tutor.widgets.line_chart import LineChart, Series
 from tutor.widgets.live_static import LiveStatic
@@ -362,7 +361,7 @@ class TrainingScreen(ExperimentScreen):
             return stop.is_set() or worker.is_cancelled
 
         try:
-            corpus = load_corpus(content_dir(), stdlib_text=settings.stdlib_text)
+            corpus = load_corpus(stdlib_text=settings.stdlib_text)
             with tempfile.TemporaryDirectory(prefix="tutor-live-training-") as folder:
                 states = {name: new_state(corpus, settings.recipe(name), settings.seed) for name in settings.variants}
                 baselines = next(iter(states.values())).baselines
