@@ -18,7 +18,7 @@ from model.attention import attention, causal_mask, multi_head_attention, softma
 from model.bpe import BPETokenizer
 from model.config import ConfigError, GPTConfig
 from model.embedding import embed, unembed
-from model.gpt import GPT, ContextError, KVCache, sample
+from model.gpt import GPT, ContextError, KVCache, NoTargetError, sample
 from model.hooks import Stopped
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
@@ -39,6 +39,7 @@ __all__ = [
     "ContextError",
     "GPTConfig",
     "KVCache",
+    "NoTargetError",
     "Step",
     "Stopped",
     "Tokenizer",

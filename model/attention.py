@@ -39,11 +39,11 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, 
         pattern = softmax(scores)            (each row sums to 1)
         z       = pattern · v
 
-    `q` is `[head, q_pos, d_head]`, `k` and `v` are `[head, k_pos, d_head]`.
+    `q` is `[head, q_pos, d_head]`, `k` and `v` are `[head, k_pos, d_head]` (after any batch axes).
     """
-    scores = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
     if causal:
-        scores = np.where(causal_mask(q.shape[1], k.shape[1]), scores, -np.inf)
+        scores = np.where(causal_mask(q.shape[-2], k.shape[-2]), scores, -np.inf)
     hook("hook_attn_scores", scores)
     pattern = softmax(scores)
     hook("hook_pattern", pattern)
@@ -52,12 +52,12 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, 
 
 def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
     """[pos, d_model] → [pos, head, d_head]: each head gets its own slice of the vector."""
-    return x.reshape(x.shape[0], n_heads, x.shape[-1] // n_heads)
+    return x.reshape(*x.shape[:-1], n_heads, x.shape[-1] // n_heads)
 
 
 def merge_heads(z: np.ndarray) -> np.ndarray:
     """[pos, head, d_head] → [pos, d_model]: the heads' outputs side by side."""
-    return z.reshape(z.shape[0], z.shape[1] * z.shape[2])
+    return z.reshape(*z.shape[:-2], z.shape[-2] * z.shape[-1])
 
 
 def multi_head_attention(
@@ -78,12 +78,13 @@ def multi_head_attention(
         zₕ      = attention(qₕ, kₕ, vₕ)                          for every head h
         out     = concat(z₁ … z_H) W_O + b_O
 
+    `x` is `[pos, d_model]`, or `[batch, pos, d_model]`: every shape here may have batch axes in front.
     With `rope_pe`, q and k are rotated by position first. `past_kv` holds the keys and
     values of earlier positions (a KV cache); the new ones are appended and returned.
     """
     qkv = x @ w_qkv + b_qkv
     d = qkv.shape[-1] // 3
-    q, k, v = qkv[:, :d], qkv[:, d : 2 * d], qkv[:, 2 * d :]  # slices: np.split costs 30× more per call
+    q, k, v = qkv[..., :d], qkv[..., d : 2 * d], qkv[..., 2 * d :]  # slices: np.split costs 30× more per call
     q, k, v = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)
     hook("hook_q", q)
     hook("hook_k", k)
@@ -92,10 +93,10 @@ def multi_head_attention(
         q, k = rope(q, rope_pe), rope(k, rope_pe)
         hook("hook_rot_q", q)
         hook("hook_rot_k", k)
-    k, v = k.transpose(1, 0, 2), v.transpose(1, 0, 2)  # [head, pos, d_head]
+    k, v = k.swapaxes(-3, -2), v.swapaxes(-3, -2)  # [head, pos, d_head]
     if past_kv is not None:
-        k, v = np.concatenate([past_kv[0], k], axis=1), np.concatenate([past_kv[1], v], axis=1)
-    z = attention(q.transpose(1, 0, 2), k, v, causal, hook).transpose(1, 0, 2)  # [pos, head, d_head]
+        k, v = np.concatenate([past_kv[0], k], axis=-2), np.concatenate([past_kv[1], v], axis=-2)
+    z = attention(q.swapaxes(-3, -2), k, v, causal, hook).swapaxes(-3, -2)  # [pos, head, d_head]
     hook("hook_z", z)
     out = merge_heads(z) @ w_out + b_out
     return out, (k, v)

@@ -3,7 +3,9 @@
 Each `*_backward` function takes `d_out` = ∂L/∂(the forward function's output) and what the
 forward computed, and returns ∂L/∂(each input). The derivative is in the docstring. Shapes may
 carry any leading batch axes; parameter gradients are summed over them (every position shares
-the same weights). Like the forward, every function keeps its input's float dtype.
+the same weights). Like the forward, every function keeps its input's float dtype. Where the
+forward hands an intermediate value to its hook, the backward hands that value's gradient to its
+own hook under the same name (`hook("hook_pattern", ∂L/∂pattern)`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import math
 
 import numpy as np
 
+from model.hooks import Hook, no_hook
 from model.positions import rope
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # a Python float, so float32 stays float32
@@ -40,6 +43,24 @@ def cross_entropy_and_backward(logits: np.ndarray, targets: np.ndarray) -> tuple
     _flat(d_logits)[np.arange(targets.size), targets.reshape(-1)] -= 1.0  # a view: lands in d_logits
     d_logits /= targets.size
     return loss, d_logits
+
+
+def position_losses_and_backward(logits: np.ndarray, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One prompt's own loss: position t predicts token t+1, for t = 0 … n−2.
+
+        Lₜ = −log softmax(logitsₜ)[tokenₜ₊₁],   L = mean(Lₜ)
+
+    Returns the n−1 losses Lₜ (float32) and ∂L/∂logits `[n, vocab]`, whose last row is 0: the last
+    position has no next token, so it is not in L.
+    """
+    log_probs = _log_softmax(logits[:-1])
+    targets = tokens[1:]
+    losses = -log_probs[np.arange(targets.size), targets]
+    d_logits = np.zeros_like(logits)
+    d_logits[:-1] = np.exp(log_probs)
+    d_logits[np.arange(targets.size), targets] -= 1.0
+    d_logits /= targets.size
+    return losses.astype(logits.dtype, copy=False), d_logits
 
 
 def _mean_negative_log_likelihood(log_probs: np.ndarray, targets: np.ndarray) -> float:
@@ -89,7 +110,7 @@ def rope_backward(d_out: np.ndarray, pe: np.ndarray) -> np.ndarray:
 
 
 def layer_norm_backward(
-    d_y: np.ndarray, x_hat: np.ndarray, scale: np.ndarray, gamma: np.ndarray
+    d_y: np.ndarray, x_hat: np.ndarray, scale: np.ndarray, gamma: np.ndarray, hook: Hook = no_hook
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """y = γ · x̂ + β with x̂ = (x − μ)/s and s = √(σ² + ε), over the last axis of size d:
 
@@ -98,8 +119,13 @@ def layer_norm_backward(
         ∂L/∂x = (g − mean(g) − x̂ · mean(g · x̂)) / s
 
     from ∂x̂ᵢ/∂xⱼ = (δᵢⱼ − 1/d − x̂ᵢ x̂ⱼ / d) / s, since ∂μ/∂xⱼ = 1/d and ∂s/∂xⱼ = x̂ⱼ/d.
+    As values of their own: ∂L/∂s = −Σ gᵢ x̂ᵢ / s and ∂L/∂μ = −Σ gᵢ / s (μ moves σ² not at all).
     """
     g = d_y * gamma
+    if hook is not no_hook:
+        hook("hook_xhat", g)
+        hook("hook_scale", -(g * x_hat).sum(axis=-1, keepdims=True) / scale)
+        hook("hook_mean", -g.sum(axis=-1, keepdims=True) / scale)
     d_x = (g - g.mean(axis=-1, keepdims=True) - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)) / scale
     return d_x, _flat(d_y * x_hat).sum(axis=0), _flat(d_y).sum(axis=0)
 
@@ -113,7 +139,7 @@ def softmax_backward(d_p: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 def attention_backward(
-    d_z: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray, pattern: np.ndarray
+    d_z: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray, pattern: np.ndarray, hook: Hook = no_hook
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """z = pattern · v, pattern = softmax(q · kᵀ / √d_head) (masked or not):
 
@@ -123,11 +149,15 @@ def attention_backward(
         ∂L/∂q       = ∂L/∂scores · k / √d_head
         ∂L/∂k       = (∂L/∂scores)ᵀ · q / √d_head
 
-    All `[head, pos, d_head]` (heads may be folded with a batch axis), `pattern` `[head, q, k]`.
+    All `[head, pos, d_head]` after any batch axes, `pattern` `[head, q, k]`. Masked scores get 0.
     """
-    d_v = pattern.transpose(0, 2, 1) @ d_z
-    d_scores = softmax_backward(d_z @ v.transpose(0, 2, 1), pattern) / math.sqrt(q.shape[-1])
-    return d_scores @ k, d_scores.transpose(0, 2, 1) @ q, d_v
+    d_v = pattern.swapaxes(-1, -2) @ d_z
+    d_pattern = d_z @ v.swapaxes(-1, -2)
+    hook("hook_pattern", d_pattern)
+    d_scores = softmax_backward(d_pattern, pattern)
+    hook("hook_attn_scores", d_scores)
+    d_dot = d_scores / math.sqrt(q.shape[-1])  # ∂L/∂(q · kᵀ); not in place: the hook keeps d_scores
+    return d_dot @ k, d_dot.swapaxes(-1, -2) @ q, d_v
 
 
 def linear_backward(d_out: np.ndarray, x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -163,7 +193,13 @@ def gelu_backward(d_y: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def mlp_backward(
-    d_out: np.ndarray, x: np.ndarray, pre: np.ndarray, post: np.ndarray, w_in: np.ndarray, w_out: np.ndarray
+    d_out: np.ndarray,
+    x: np.ndarray,
+    pre: np.ndarray,
+    post: np.ndarray,
+    w_in: np.ndarray,
+    w_out: np.ndarray,
+    hook: Hook = no_hook,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """mlp(x) = gelu(x W_in + b_in) W_out + b_out, back through each of its three steps.
 
@@ -171,21 +207,11 @@ def mlp_backward(
     gradients of W_in, b_in, W_out, b_out.
     """
     d_post, d_w_out, d_b_out = linear_backward(d_out, post, w_out)
+    hook("hook_post", d_post)
     d_pre = gelu_backward(d_post, pre)
+    hook("hook_pre", d_pre)
     d_x, d_w_in, d_b_in = linear_backward(d_pre, x, w_in)
     return d_x, d_w_in, d_b_in, d_w_out, d_b_out
-
-
-def fold_heads(x: np.ndarray) -> np.ndarray:
-    """[batch, pos, head, d_head] → [batch·head, pos, d_head]: every (sequence, head) as one `attention` head."""
-    batch, n, n_heads, d_head = x.shape
-    return x.transpose(0, 2, 1, 3).reshape(batch * n_heads, n, d_head)
-
-
-def unfold_heads(x: np.ndarray, batch: int) -> np.ndarray:
-    """[batch·head, pos, d_head] → [batch, pos, head, d_head], undoing `fold_heads`."""
-    _, n, d_head = x.shape
-    return x.reshape(batch, -1, n, d_head).transpose(0, 2, 1, 3)
 
 
 def multi_head_attention_backward(
@@ -199,25 +225,35 @@ def multi_head_attention_backward(
     w_qkv: np.ndarray,
     w_out: np.ndarray,
     rope_pe: np.ndarray | None = None,
+    hook: Hook = no_hook,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Multi-head attention on a batch, backwards, one forward step at a time:
+    """Multi-head attention backwards, one forward step at a time:
 
         out = concat(z) W_O + b_O     → ∂L/∂z, ∂L/∂W_O, ∂L/∂b_O          (`linear_backward`)
         zₕ = attention(qₕ, kₕ, vₕ)     → ∂L/∂q, ∂L/∂k, ∂L/∂v per head     (`attention_backward`)
         q, k rotated by RoPE           → turned back by −θ                 (`rope_backward`)
         [q|k|v] = x W_QKV + b_QKV      → ∂L/∂x, ∂L/∂W_QKV, ∂L/∂b_QKV      (`linear_backward`)
 
-    `x` is `[batch, pos, d]`; `q`, `k` (after RoPE if any), `v`, `z` are `[batch, pos, head, d_head]`;
-    `pattern` is `[batch·head, q_pos, k_pos]`. Returns ∂L/∂x and the gradients of W_QKV, b_QKV, W_O, b_O.
+    `x` is `[pos, d]`; `q`, `k` (after RoPE if any), `v`, `z` are `[pos, head, d_head]`; `pattern`
+    is `[head, q_pos, k_pos]`; any batch axes in front. Returns ∂L/∂x and the gradients of W_QKV,
+    b_QKV, W_O, b_O.
     """
-    batch, n, d = x.shape
-    d_z, d_w_out, d_b_out = linear_backward(d_out, z.reshape(batch, n, d), w_out)
-    d_q, d_k, d_v = attention_backward(
-        fold_heads(d_z.reshape(z.shape)), fold_heads(q), fold_heads(k), fold_heads(v), pattern
+    d_z, d_w_out, d_b_out = linear_backward(d_out, z.reshape(x.shape), w_out)
+    d_z = d_z.reshape(z.shape)
+    hook("hook_z", d_z)
+    d_q, d_k, d_v = (
+        t.swapaxes(-3, -2)  # back to [pos, head, d_head]
+        for t in attention_backward(
+            d_z.swapaxes(-3, -2), q.swapaxes(-3, -2), k.swapaxes(-3, -2), v.swapaxes(-3, -2), pattern, hook
+        )
     )
-    d_q, d_k, d_v = (unfold_heads(t, batch) for t in (d_q, d_k, d_v))
+    hook("hook_v", d_v)
     if rope_pe is not None:
+        hook("hook_rot_q", d_q)
+        hook("hook_rot_k", d_k)
         d_q, d_k = rope_backward(d_q, rope_pe), rope_backward(d_k, rope_pe)
-    d_qkv = np.concatenate([t.reshape(batch, n, d) for t in (d_q, d_k, d_v)], axis=-1)
+    hook("hook_q", d_q)
+    hook("hook_k", d_k)
+    d_qkv = np.concatenate([t.reshape(x.shape) for t in (d_q, d_k, d_v)], axis=-1)
     d_x, d_w_qkv, d_b_qkv = linear_backward(d_qkv, x, w_qkv)
     return d_x, d_w_qkv, d_b_qkv, d_w_out, d_b_out

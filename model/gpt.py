@@ -8,8 +8,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from model.attention import multi_head_attention, softmax
+from model.backward import position_losses_and_backward
 from model.config import GPTConfig
 from model.embedding import embed, unembed
+from model.gradients import backward
 from model.hooks import Hook, Recording, no_hook, scoped
 from model.layout import for_forward
 from model.mlp import mlp
@@ -24,6 +26,10 @@ class ContextError(ValueError):
     """More positions than the model's context holds."""
 
 
+class NoTargetError(ValueError):
+    """A loss asked of a prompt too short to have one: a position needs a next token to predict."""
+
+
 @dataclass
 class KVCache:
     """Keys and values of the positions already seen, per block, `[head, pos, d_head]` each."""
@@ -35,7 +41,11 @@ class KVCache:
 class GPT:
     """A decoder-only transformer with tied embeddings, wired by its `GPTConfig`.
 
-    `run(prompt)` returns a `Trace` of the whole forward pass; `forward` is the bare pass.
+    `run(prompt)` returns a `Trace` of the whole forward pass (with `grads=True`, of the backward
+    pass too); `forward` is the bare pass, over one sequence `[pos]` or a batch `[batch, pos]`.
+    `params` are the raw parameters, by name; the forward multiplies by copies laid out for speed
+    (`model/layout.py`) unless `lay_out=False`, which training asks for: it changes `params` in place.
+    Parameters are float32; the gradient checks ask for `dtype=np.float64`.
     """
 
     def __init__(
@@ -45,6 +55,8 @@ class GPT:
         tokenizer: Tokenizer,
         name: str = "custom",
         trained: bool = False,
+        lay_out: bool = True,
+        dtype: type[np.floating] = np.float32,
     ) -> None:
         expected = parameter_shapes(config)
         if set(params) != set(expected):
@@ -53,54 +65,64 @@ class GPT:
         for key, shape in expected.items():
             if params[key].shape != shape:
                 raise ValueError(f"parameter {key} has shape {params[key].shape}, expected {shape}")
-            if params[key].dtype != np.float32:  # one float64 array would promote the whole pass
-                raise ValueError(f"parameter {key} is {params[key].dtype}, expected float32")
+            if params[key].dtype != dtype:  # one float64 array would promote the whole pass
+                raise ValueError(f"parameter {key} is {params[key].dtype}, expected {np.dtype(dtype).name}")
         if tokenizer.vocab_size != config.vocab_size:
             raise ValueError(f"tokenizer has {tokenizer.vocab_size} tokens but the config says {config.vocab_size}")
         self.config = config
-        self.params = for_forward(params)  # big matrices turned round for OpenBLAS (model/layout.py)
+        self.params = params
+        self._weights = for_forward(params) if lay_out else params  # big matrices turned round for OpenBLAS
         self.tokenizer = tokenizer
         self.name = name
         self.trained = trained
         self.steps = build_steps(config)
-        self._position_table = self._make_position_table()
+        self._position_table = self._make_position_table(dtype)
 
-    def _make_position_table(self) -> np.ndarray | None:
+    def _make_position_table(self, dtype: type[np.floating]) -> np.ndarray | None:
         cfg = self.config
         if cfg.positional == "sinusoidal":
-            return sinusoidal_positions(cfg.n_ctx, cfg.d_model, cfg.pos_base)
+            return sinusoidal_positions(cfg.n_ctx, cfg.d_model, cfg.pos_base).astype(dtype, copy=False)
         if cfg.positional == "learned":
             return self.params["wpe"]
         if cfg.positional == "rope":  # RoPE turns q and k by the same angles, per head
-            return sinusoidal_positions(cfg.n_ctx, cfg.d_head, cfg.pos_base)
+            return sinusoidal_positions(cfg.n_ctx, cfg.d_head, cfg.pos_base).astype(dtype, copy=False)
         return None
+
+    def position_rows(self, start: int, n: int) -> np.ndarray | None:
+        """Rows start … start+n−1 of the position table: the vectors added to the tokens (sinusoidal,
+        learned) or RoPE's sin/cos angles; None when the model has no positions."""
+        if self._position_table is None:
+            return None
+        return self._position_table[start : start + n]
 
     def with_config(self, **changes: object) -> GPT:
         """The same weights under a changed wiring (say another `pos_base`): off-training."""
-        return GPT(replace(self.config, **changes), self.params, self.tokenizer, self.name, self.trained)
+        other = GPT(replace(self.config, **changes), self.params, self.tokenizer, self.name, self.trained, False)
+        other._weights = self._weights  # laid out once, shared
+        return other
 
     # -- the forward pass -------------------------------------------------------------------
 
     def forward(self, tokens: np.ndarray, cache: KVCache | None = None, hook: Hook = no_hook) -> np.ndarray:
         """logits = unembed(LN_final(blocks(embed(tokens) + positions))), `[pos, vocab]`.
 
+        `tokens` is `[pos]` or `[batch, pos]` (then every activation has the batch axis in front).
         With a `cache`, `tokens` continue the positions already in it.
         """
-        cfg, p = self.config, self.params
-        start = cache.length if cache is not None else 0
-        if start + len(tokens) > cfg.n_ctx:
-            raise ContextError(f"{start + len(tokens)} positions do not fit the context of {cfg.n_ctx}")
-        positions = np.arange(start, start + len(tokens))
+        cfg, p = self.config, self._weights
+        start, n = (cache.length if cache is not None else 0), tokens.shape[-1]
+        if start + n > cfg.n_ctx:
+            raise ContextError(f"{start + n} positions do not fit the context of {cfg.n_ctx}")
 
         x = embed(tokens, p["wte"])
         hook("hook_embed", x)
         rope_pe = None
         if cfg.positional in ("sinusoidal", "learned"):
-            pos_embed = self._position_table[positions]
+            pos_embed = self.position_rows(start, n)
             hook("hook_pos_embed", pos_embed)
             x = x + pos_embed
         elif cfg.positional == "rope":
-            rope_pe = self._position_table[positions]
+            rope_pe = self.position_rows(start, n)
 
         for i in range(cfg.n_layers):
             x = self.block(i, x, rope_pe, cache, scoped(hook, f"blocks.{i}."))
@@ -110,12 +132,12 @@ class GPT:
         logits = unembed(x, p["wte"])
         hook("logits", logits)
         if cache is not None:
-            cache.length += len(tokens)
+            cache.length += n
         return logits
 
     def block(self, i: int, x: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook) -> np.ndarray:
         """One transformer block: attention, then the MLP, each as a `sublayer`."""
-        p, cfg = self.params, self.config
+        p, cfg = self._weights, self.config
         b = f"blocks.{i}."
 
         def attend(h: np.ndarray) -> np.ndarray:
@@ -171,7 +193,7 @@ class GPT:
         return out
 
     def _layer_norm(self, name: str, x: np.ndarray, hook: Hook) -> np.ndarray:
-        return layer_norm(x, self.params[name + ".g"], self.params[name + ".b"], self.config.ln_eps, hook)
+        return layer_norm(x, self._weights[name + ".g"], self._weights[name + ".b"], self.config.ln_eps, hook)
 
     # -- prompts, traces and generation ------------------------------------------------------
 
@@ -187,16 +209,37 @@ class GPT:
         dropped = max(0, len(ids) - self.config.n_ctx)
         return ids[dropped:], dropped
 
-    def run(self, prompt: str | Sequence[int], stop: Callable[[], bool] | None = None) -> Trace:
+    def run(self, prompt: str | Sequence[int], stop: Callable[[], bool] | None = None, grads: bool = False) -> Trace:
         """The forward pass over `prompt` with every activation recorded.
+
+        With `grads`, the backward pass too, from the prompt's own loss L — the mean cross-entropy of
+        positions 0 … n−2 predicting tokens 1 … n−1 (the last position has no next token): the trace
+        then holds `loss`, each position's loss, ∂L/∂a for every activation a as `trace[a + "_grad"]`,
+        and ∂L/∂θ for every parameter (`trace.param_grads`). A prompt of fewer than two tokens has no
+        loss: `NoTargetError`.
 
         `stop` is asked as each block and sublayer begins; when it says True the pass raises `Stopped`
         (an app gives up a pass whose prompt the learner has already changed: at GPT-2 size a pass takes a while).
         """
         ids, dropped = self.prompt_tokens(prompt)
+        if grads and len(ids) < 2:
+            raise NoTargetError(
+                f"a loss needs at least 2 tokens (each position predicts the next one); this prompt has {len(ids)}"
+            )
+        tokens = np.asarray(ids, dtype=np.intp)
         recording = Recording.start(stop)
-        self.forward(np.asarray(ids, dtype=np.intp), hook=recording.__setitem__)
-        return Trace(ids, recording.activations(), self.steps, self.config, self.tokenizer, dropped)
+        logits = self.forward(tokens, hook=recording.__setitem__)
+        trace = Trace(ids, recording.activations(), self.steps, self.config, self.tokenizer, dropped)
+        if grads:
+            losses, d_logits = position_losses_and_backward(logits, tokens)
+            gradients: dict[str, np.ndarray] = {}
+
+            def keep(name: str, value: np.ndarray) -> None:
+                gradients[name + "_grad"] = value
+
+            trace.param_grads = backward(self, tokens, trace.activations, d_logits, keep)
+            trace.grads, trace.losses = gradients, losses
+        return trace
 
     def new_cache(self) -> KVCache:
         if not self.config.causal:

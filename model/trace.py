@@ -122,6 +122,12 @@ class Trace:
 
     `trace["blocks.0.attn.hook_pattern"]` is `[head, q_pos, k_pos]`; `trace.steps` walks the pass.
     `dropped` counts tokens cut from the front of a prompt longer than the context.
+
+    A trace run with `grads=True` also holds the backward pass (otherwise these are empty):
+    `losses[t]`, position t's cross-entropy for the next token `targets[t]` (t = 0 … n−2: the last
+    position has no target), `loss` their mean, `trace[name + "_grad"]` = ∂loss/∂(that activation)
+    as TransformerLens' backward cache names it (`blocks.0.hook_resid_pre_grad`), and `param_grads`,
+    ∂loss/∂θ for every parameter by its name.
     """
 
     tokens: list[int]
@@ -131,20 +137,58 @@ class Trace:
     tokenizer: Tokenizer
     dropped: int = 0
     pieces: list[str] = field(init=False)
+    grads: dict[str, np.ndarray] = field(default_factory=dict)
+    param_grads: dict[str, np.ndarray] = field(default_factory=dict)
+    losses: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.pieces = [self.tokenizer.piece(token) for token in self.tokens]
 
     def __getitem__(self, name: str) -> np.ndarray:
-        try:
-            return self.activations[name]
-        except KeyError:
-            close = difflib.get_close_matches(name, self.activations, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise KeyError(f"no activation {name!r} in this trace{hint}") from None
+        found = self.grads.get(name) if name.endswith("_grad") else self.activations.get(name)
+        if found is not None:
+            return found
+        if name.endswith("_grad") and not self.grads:
+            raise KeyError(f"no gradient {name!r}: this trace has no backward pass (run it with grads=True)")
+        close = difflib.get_close_matches(name, [*self.activations, *self.grads], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"no activation {name!r} in this trace{hint}")
 
     def __contains__(self, name: object) -> bool:
-        return name in self.activations
+        return name in self.activations or name in self.grads
+
+    @property
+    def has_grads(self) -> bool:
+        return self.losses is not None
+
+    @property
+    def loss(self) -> float | None:
+        """The prompt's language-modelling loss: mean cross-entropy of positions 0 … n−2, in nats."""
+        return float(self.losses.astype(np.float64).mean()) if self.losses is not None else None
+
+    @property
+    def targets(self) -> list[int]:
+        """The token each position t = 0 … n−2 is scored on: the next one, tokens[t + 1]."""
+        return self.tokens[1:]
+
+    def residual_paths(self, step: Step) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The two paths of ∂L/∂x back through a residual add y = x + F(x), per token `[pos, d]`:
+
+            identity path   ∂L/∂y                       (the "1 +" of ∂y/∂x = 1 + ∂F/∂x)
+            through F       ∂L/∂y · ∂F/∂x = ∂L/∂x − ∂L/∂y
+            their sum       ∂L/∂x
+
+        read from the recorded gradients of the step's output (y) and input (x, the stream before
+        the sublayer, which only the sum and F read). Needs a `residual` step of a trace with grads.
+        """
+        if step.kind != "residual":
+            raise ValueError(f"{step.name} is a {step.kind} step, not a residual add")
+        identity, total = self[step.out_hook + "_grad"], self[step.in_hook + "_grad"]
+        return identity, total - identity, total
+
+    def param_grad_norms(self) -> dict[str, float]:
+        """‖∂L/∂θ‖ for every parameter tensor, by name."""
+        return {name: float(np.linalg.norm(g.astype(np.float64))) for name, g in self.param_grads.items()}
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.activations)

@@ -38,12 +38,15 @@ import numpy as np
 
 from model.config import GPTConfig
 from model.corpus import Corpus, ngram_baselines, validation_windows
+from model.depth import depth_profile, stream_points
+from model.gpt import GPT
 from model.gradients import Grads, loss_and_gradients, loss_only
 from model.params import Params, init_params
 from model.tokenizer import CharTokenizer
 from model.weights import WeightsError, load_checkpoint, read_safetensors, save_checkpoint
 
 OPTIMIZER_FORMAT = "tutor-adamw/1"
+DEPTH_WINDOWS = 16  # validation windows the depth profile is measured on (`model/depth.py`)
 
 
 class TrainingError(Exception):
@@ -56,6 +59,7 @@ class Recipe:
 
     name: str = "tiny"
     positional: str = "sinusoidal"
+    pos_base: float = 10000.0
     norm: str = "pre"
     residual: bool = True
     n_ctx: int = 64
@@ -87,12 +91,16 @@ class Recipe:
             n_layers=self.n_layers,
             d_mlp=self.d_mlp,
             positional=self.positional,  # type: ignore[arg-type]
+            pos_base=self.pos_base,
             norm=self.norm,  # type: ignore[arg-type]
             residual=self.residual,
         )
 
 
 _TINY = Recipe()
+# The depth family: 16 blocks of d_model 32 hold the same matrix work per token as tiny's 4 of 64
+# (12·L·d² = 196,608 weights in the blocks), so depth is the only thing that changes.
+_DEEP = replace(_TINY, name="deep", n_layers=16, d_model=32, d_mlp=128)
 RECIPES: dict[str, Recipe] = {
     "tiny": _TINY,  # sinusoidal positions, pre-norm: the seed lesson's model
     "learned": replace(_TINY, name="learned", positional="learned"),
@@ -101,6 +109,13 @@ RECIPES: dict[str, Recipe] = {
     "postnorm": replace(_TINY, name="postnorm", norm="post"),
     "noresidual": replace(_TINY, name="noresidual", residual=False),
     "nonorm": replace(_TINY, name="nonorm", norm="none"),
+    "base10": replace(_TINY, name="base10", pos_base=10.0),  # the seed's exercise 2: a base of 10 …
+    "base1e6": replace(_TINY, name="base1e6", pos_base=1e6),  # … and of 10⁶
+    "deep": _DEEP,
+    "deep-postnorm": replace(_DEEP, name="deep-postnorm", norm="post"),
+    "deep-postnorm-nowarmup": replace(_DEEP, name="deep-postnorm-nowarmup", norm="post", warmup_steps=0),
+    "deep-nonorm": replace(_DEEP, name="deep-nonorm", norm="none"),
+    "deep-noresidual": replace(_DEEP, name="deep-noresidual", residual=False),
 }
 
 
@@ -181,6 +196,20 @@ class TrainState:
     corpus: dict[str, object] = field(default_factory=dict)
     baselines: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0  # training time so far, across resumes
+    diverged: dict[str, object] | None = None  # where the loss or gradient stopped being finite (see `run`)
+    depth: dict[str, object] | None = None  # per-layer figures at initialisation and at the end (`depth_report`)
+    model: GPT = field(init=False, repr=False)  # over `params` as they are: AdamW changes them in place
+
+    def __post_init__(self) -> None:
+        self.model = GPT(self.config, self.params, self.tokenizer, self.recipe.name, lay_out=False)
+
+    def divergence_line(self) -> str | None:
+        """One line for a learner, or None if the run never diverged."""
+        if self.diverged is None:
+            return None
+        d = self.diverged
+        kept = f"kept the last good checkpoint, step {self.step}"
+        return f"diverged at step {d['step']} ({d['what']} became {d['value']}); {kept}"
 
     def training_metadata(self) -> str:
         return json.dumps(
@@ -195,16 +224,24 @@ class TrainState:
                 "baselines": self.baselines,
                 "train_loss": self.train_curve,
                 "val_loss": self.val_curve,
-            },
+            }
+            | ({"diverged": self.diverged} if self.diverged is not None else {})
+            | ({"depth": self.depth} if self.depth is not None else {}),
             ensure_ascii=False,
         )
 
 
-def new_state(corpus: Corpus, recipe: Recipe, seed: int, steps: int | None = None) -> TrainState:
-    config = recipe.config(corpus.tokenizer.vocab_size)
+def initial_params(recipe: Recipe, config: GPTConfig, seed: int) -> Params:
+    """Where training starts: GPT-2's initialisation, token embeddings at `embedding_std` (see the notes)."""
     params = init_params(config, seed)
     params["wte"] = np.random.default_rng([seed, 1]).normal(0.0, recipe.embedding_std, params["wte"].shape)
     params["wte"] = params["wte"].astype(np.float32)
+    return params
+
+
+def new_state(corpus: Corpus, recipe: Recipe, seed: int, steps: int | None = None) -> TrainState:
+    config = recipe.config(corpus.tokenizer.vocab_size)
+    params = initial_params(recipe, config, seed)
     inputs, targets = validation_windows(corpus.validation, config.n_ctx, recipe.eval_windows)
     _check_corpus_size(corpus, config.n_ctx)
     return TrainState(
@@ -298,7 +335,38 @@ def load_state(path: Path, corpus: Corpus, steps: int | None = None) -> TrainSta
         corpus=info["corpus"],
         baselines=info["baselines"],
         seconds=float(info["seconds"]),
+        diverged=info.get("diverged"),
+        depth=info.get("depth"),
     )
+
+
+def _diverged(state: TrainState, corpus: Corpus, path: Path, what: str, value: float) -> TrainState:
+    """The last good checkpoint, rewritten with the record of where the run after it diverged."""
+    good = load_state(path, corpus, state.total_steps)
+    good.diverged = {
+        "step": state.step + 1,
+        "what": what,
+        "value": str(value),
+        "train_loss_since_checkpoint": state.train_curve[good.step :],  # the steps after it, all finite
+    }
+    good.seconds = state.seconds
+    good.depth = depth_report(good, corpus)
+    save_state(good, path)
+    return good
+
+
+def depth_report(state: TrainState, corpus: Corpus) -> dict[str, object]:
+    """`depth_profile` on the first `DEPTH_WINDOWS` validation windows, of the model at its
+    initialisation (rebuilt from the seed) and as it stands."""
+    inputs, targets = validation_windows(corpus.validation, state.config.n_ctx, DEPTH_WINDOWS)
+    start = GPT(state.config, initial_params(state.recipe, state.config, state.seed), state.tokenizer, lay_out=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return {
+            "windows": f"{len(inputs)} validation windows of {state.config.n_ctx} tokens",
+            "points": stream_points(state.config.n_layers),
+            "init": depth_profile(start, inputs, targets),
+            "trained": depth_profile(state.model, inputs, targets) | {"step": state.step},
+        }
 
 
 def validation_loss(state: TrainState, corpus: Corpus) -> float:
@@ -308,7 +376,7 @@ def validation_loss(state: TrainState, corpus: Corpus) -> float:
     total = 0.0
     for start in range(0, len(inputs), size):
         chunk = slice(start, start + size)
-        total += loss_only(state.params, state.config, inputs[chunk], targets[chunk]) * targets[chunk].size
+        total += loss_only(state.model, inputs[chunk], targets[chunk]) * targets[chunk].size
     return total / targets.size
 
 
@@ -334,26 +402,28 @@ def run(
 ) -> TrainState:
     """Train from `state.step` to `state.total_steps`, validating and checkpointing every
     `eval_every` steps and at the end; `should_stop()` (say, after Ctrl-C) ends the run
-    between two steps with a checkpoint. A loss or gradient that is not finite stops the run
-    without saving: the last checkpoint on disk stays the last good one.
+    between two steps with a checkpoint.
+
+    A loss or gradient that is not finite is a result, not a failure: the run stops and returns the
+    last good checkpoint (a fresh run writes one at step 0), now marked `diverged` with the step, what
+    became non-finite and the training losses since that checkpoint — in its metadata for the app.
     """
     recipe, n_ctx = state.recipe, state.config.n_ctx
     _check_corpus_size(corpus, n_ctx)
-    saved_step: int | None = state.step if path.exists() else None
     if not state.val_curve or state.val_curve[-1][0] != state.step:
         state.val_curve.append((state.step, validation_loss(state, corpus)))
+    if not path.exists():
+        save_state(state, path)  # so that there is always a last good checkpoint to go back to
+    saved_step = state.step
     started = time.perf_counter()
     while state.step < state.total_steps:
         inputs, targets = batch(corpus.train, n_ctx, recipe.batch_size, state.seed, state.step)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow ends as a non-finite loss, caught below
-            loss, grads = loss_and_gradients(state.params, state.config, inputs, targets)
+            loss, grads = loss_and_gradients(state.model, inputs, targets)
             grad_norm = clip_global_norm(grads, recipe.grad_clip)
         if not (math.isfinite(loss) and math.isfinite(grad_norm)):
-            what = "loss" if not math.isfinite(loss) else "gradient norm"
-            kept = f"the last good checkpoint is {path} (step {saved_step})" if saved_step is not None else "none saved"
-            raise TrainingError(
-                f"{what} became {loss if what == 'loss' else grad_norm} at step {state.step + 1}; stopped, {kept}"
-            )
+            what, value = ("loss", loss) if not math.isfinite(loss) else ("gradient norm", grad_norm)
+            return _diverged(state, corpus, path, what, value)
         lr = learning_rate(state.step, recipe, state.total_steps)
         state.optimizer.update(state.params, grads, lr, state.step + 1, recipe)
         state.step += 1
@@ -374,6 +444,9 @@ def run(
             on_step(Progress(state.step, state.total_steps, loss, val, tokens_per_second, lr))
         if stopping:
             break
-    if saved_step != state.step:
+    if state.step >= state.total_steps:
+        state.depth = depth_report(state, corpus)
+        save_state(state, path)
+    elif saved_step != state.step:
         save_state(state, path)
     return state

@@ -3,7 +3,9 @@
 Relative error of a gradient: ‖analytic − numeric‖ / max(‖analytic‖, ‖numeric‖, 1e-8), which
 must stay ≤ 1e-6. Components are checked on every coordinate; the whole model on every
 variant (positional × norm × residual × causal), on a sample of coordinates of every
-parameter plus one random direction through the whole tensor.
+parameter plus one random direction through the whole tensor, and every activation's gradient
+in a `grads=True` trace along a random direction. All of it runs `GPT.forward`, the pass the app
+shows and the lessons quote, in float64.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import model
 from model import backward as bw
 from model.attention import attention
 from model.embedding import embed, unembed
-from model.gradients import forward_with_tape, loss_and_gradients, loss_only, multi_head_attention_batch
+from model.gradients import loss_and_gradients, loss_only, record_forward
 from model.hooks import no_hook
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
@@ -168,16 +170,14 @@ def test_multi_head_attention(positional: str, causal: bool) -> None:
     x, w_qkv, b_qkv, w_out, b_out, r = rng_arrays(0, (2, 5, 8), (8, 24), (24,), (8, 8), (8,), (2, 5, 8))
     pe = sinusoidal_positions(5, 4, 10.0).astype(np.float64) if positional == "rope" else None
     tape: dict[str, np.ndarray] = {}
-    multi_head_attention_batch(
-        x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe, lambda name, value: tape.__setitem__(name, value)
-    )
+    model.multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe, None, tape.__setitem__)
     q, k = (tape["hook_rot_q"], tape["hook_rot_k"]) if pe is not None else (tape["hook_q"], tape["hook_k"])
     grads = bw.multi_head_attention_backward(
         r, x, q, k, tape["hook_v"], tape["hook_pattern"], tape["hook_z"], w_qkv, w_out, pe
     )
 
     def loss() -> float:
-        return float((multi_head_attention_batch(x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe, no_hook) * r).sum())
+        return float((model.multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe)[0] * r).sum())
 
     for grad, wrt in zip(grads, (x, w_qkv, b_qkv, w_out, b_out), strict=True):
         check(grad, loss, wrt)
@@ -187,7 +187,7 @@ def test_batched_attention_matches_the_models_attention_per_sequence() -> None:
     x, w_qkv, b_qkv, w_out, b_out = (
         a.astype(np.float32) for a in rng_arrays(0, (3, 5, 8), (8, 24), (24,), (8, 8), (8,))
     )
-    batched = multi_head_attention_batch(x, w_qkv, b_qkv, w_out, b_out, 2, True, None, no_hook)
+    batched, _ = model.multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, 2)
     for seq, out in zip(x, batched, strict=True):
         assert np.allclose(model.multi_head_attention(seq, w_qkv, b_qkv, w_out, b_out, 2)[0], out, atol=1e-6)
 
@@ -195,22 +195,44 @@ def test_batched_attention_matches_the_models_attention_per_sequence() -> None:
 # -- the whole model ----------------------------------------------------------------------
 
 
-def tiny_case(variant: dict, seed: int = 0) -> tuple[model.GPTConfig, dict[str, np.ndarray], np.ndarray, np.ndarray]:
+class IdTokenizer:
+    """Token ids only, for models smaller than any text tokenizer (the gradient checks' vocabulary of 24)."""
+
+    def __init__(self, vocab_size: int) -> None:
+        self.vocab_size, self.end_of_text = vocab_size, 0
+
+    def encode(self, text: str) -> list[int]:
+        raise NotImplementedError("feed token ids")
+
+    def decode(self, ids: object) -> str:
+        return " ".join(map(str, ids))  # type: ignore[call-overload]
+
+    def piece(self, token: int) -> str:
+        return str(token)
+
+
+def float64_gpt(variant: dict, seed: int = 0) -> model.GPT:
     config = small_config(vocab_size=24, n_ctx=8, d_model=8, n_heads=2, n_layers=2, d_mlp=16, **variant)
     params = {name: value.astype(np.float64) for name, value in random_params(config, seed).items()}
-    windows = np.random.default_rng(seed).integers(0, config.vocab_size, (2, 7))
-    return config, params, windows[:, :-1], windows[:, 1:]
+    return model.GPT(config, params, IdTokenizer(24), lay_out=False, dtype=np.float64)
+
+
+def tiny_case(variant: dict, seed: int = 0) -> tuple[model.GPT, np.ndarray, np.ndarray]:
+    gpt = float64_gpt(variant, seed)
+    windows = np.random.default_rng(seed).integers(0, gpt.config.vocab_size, (2, 7))
+    return gpt, windows[:, :-1], windows[:, 1:]
 
 
 def model_gradient_errors(variant: dict, sample: int | None) -> dict[str, float]:
     """Each parameter's relative error, on `sample` random coordinates plus one random direction (all if None)."""
-    config, params, inputs, targets = tiny_case(variant)
-    _, grads = loss_and_gradients(params, config, inputs, targets)
+    gpt, inputs, targets = tiny_case(variant)
+    params = gpt.params
+    _, grads = loss_and_gradients(gpt, inputs, targets)
     assert set(grads) == set(params)
     rng = np.random.default_rng(1)
 
     def loss() -> float:
-        return loss_only(params, config, inputs, targets)
+        return loss_only(gpt, inputs, targets)
 
     errors = {}
     for name, value in params.items():
@@ -242,7 +264,7 @@ def test_whole_model_gradients_on_every_coordinate() -> None:
 def test_the_check_catches_a_wrong_layer_norm_gradient(monkeypatch: pytest.MonkeyPatch) -> None:
     """Drop the x̂ · mean(g · x̂) term (the σ path) and the check must fail."""
 
-    def without_the_variance_path(d_y, x_hat, scale, gamma):  # type: ignore[no-untyped-def]
+    def without_the_variance_path(d_y, x_hat, scale, gamma, hook=no_hook):  # type: ignore[no-untyped-def]
         g = d_y * gamma
         d_x = (g - g.mean(axis=-1, keepdims=True)) / scale
         return d_x, (d_y * x_hat).reshape(-1, x_hat.shape[-1]).sum(0), d_y.reshape(-1, d_y.shape[-1]).sum(0)
@@ -253,22 +275,111 @@ def test_the_check_catches_a_wrong_layer_norm_gradient(monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
-def test_training_forward_is_the_models_forward(variant: dict) -> None:
+def test_a_batch_runs_the_same_pass_as_each_of_its_sequences(variant: dict) -> None:
+    """Training's batch goes through `GPT.forward` itself: every activation, sequence by sequence, is the trace's."""
     config = small_config(**variant)
-    params = random_params(config)
-    gpt = model.GPT(config, params, TOKENIZER)
+    gpt = model.GPT(config, random_params(config), TOKENIZER)
     tokens = np.random.default_rng(0).integers(0, config.vocab_size, (3, config.n_ctx))
-    logits, tape = forward_with_tape(params, config, tokens)
-    assert logits.dtype == np.float32
-    assert all(value.dtype == np.float32 for value in tape.values())
-    for seq, row in zip(tokens, logits, strict=True):
-        np.testing.assert_allclose(row, gpt.forward(seq), rtol=1e-5, atol=1e-5)
+    logits, acts = record_forward(gpt, tokens)
+    assert logits.dtype == np.float32 and all(value.dtype == np.float32 for value in acts.values())
+    for b, seq in enumerate(tokens):
+        trace = gpt.run(seq.tolist())
+        assert list(trace.activations) == list(acts)
+        for name, value in trace.activations.items():
+            batched = acts[name] if name == "hook_pos_embed" else acts[name][b]  # positions: one table for all
+            np.testing.assert_allclose(batched, value, rtol=1e-5, atol=1e-5, err_msg=name)
 
 
 def test_gradients_stay_float32() -> None:
     config = small_config()
-    params = random_params(config)
+    gpt = model.GPT(config, random_params(config), TOKENIZER)
     windows = np.random.default_rng(0).integers(0, config.vocab_size, (2, 9))
-    loss, grads = loss_and_gradients(params, config, windows[:, :-1], windows[:, 1:])
+    loss, grads = loss_and_gradients(gpt, windows[:, :-1], windows[:, 1:])
     assert np.isfinite(loss)
     assert {g.dtype for g in grads.values()} == {np.dtype(np.float32)}
+    trace = gpt.run(windows[0].tolist(), grads=True)
+    arrays = [*trace.grads.values(), *trace.param_grads.values(), trace.losses]
+    assert {a.dtype for a in arrays} == {np.dtype(np.float32)}
+
+
+# -- the backward pass as a trace ------------------------------------------------------------
+
+
+def prompt_loss(gpt: model.GPT, tokens: np.ndarray, hook: model.hooks.Hook = no_hook) -> float:
+    """The trace's loss: mean cross-entropy of positions 0 … n−2 predicting tokens 1 … n−1."""
+    logits = gpt.forward(tokens, hook=hook)
+    return float(bw.position_losses_and_backward(logits, tokens)[0].mean())
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+def test_every_activation_gradient_against_finite_differences(variant: dict) -> None:
+    """∂L/∂a for every a in the trace, along a random direction u: nudge a by h·u where the forward
+    hands it to its hook (the pass goes on from the nudged array) and difference the loss."""
+    gpt = float64_gpt(variant)
+    tokens = np.random.default_rng(3).integers(0, gpt.config.vocab_size, 7)
+    trace = gpt.run(tokens.tolist(), grads=True)
+    assert trace.loss == pytest.approx(prompt_loss(gpt, tokens), rel=1e-12)
+    assert set(trace.grads) == {name + "_grad" for name in trace.activations}
+    rng = np.random.default_rng(4)
+    errors = {}
+    for name, value in trace.activations.items():
+        if name == "hook_pos_embed":  # a view of the position table: its gradient is hook_embed's, checked below
+            assert np.array_equal(trace[name + "_grad"], trace["hook_embed_grad"])
+            continue
+        direction = rng.normal(size=value.shape)
+        direction[~np.isfinite(value)] = 0.0  # masked attention scores stay −∞
+        nudge = np.zeros(1)
+
+        def nudged(
+            hook_name: str, array: np.ndarray, name: str = name, direction: np.ndarray = direction, nudge=nudge
+        ) -> None:
+            if hook_name == name:
+                array += nudge[0] * direction
+
+        def loss(nudged: model.hooks.Hook = nudged) -> float:
+            return prompt_loss(gpt, tokens, nudged)
+
+        numeric = central_difference(loss, nudge, np.ones(1))
+        analytic = float(np.vdot(np.nan_to_num(trace[name + "_grad"]), direction))
+        errors[name] = relative_error(np.array([analytic]), np.array([numeric]))
+    worst = max(errors, key=errors.__getitem__)
+    assert errors[worst] <= TOLERANCE, f"{worst}: {errors[worst]:.2e}"
+
+
+def test_trace_parameter_gradients_are_trainings_on_one_window() -> None:
+    gpt = float64_gpt(dict(positional="learned", norm="pre", residual=True, causal=True))
+    tokens = np.random.default_rng(5).integers(0, gpt.config.vocab_size, 8)
+    trace = gpt.run(tokens.tolist(), grads=True)
+    loss, grads = loss_and_gradients(gpt, tokens[None, :-1], tokens[None, 1:])
+    assert trace.loss == pytest.approx(loss, rel=1e-12)
+    assert trace.losses.shape == (7,) and trace.targets == tokens[1:].tolist()
+    for name, g in grads.items():
+        np.testing.assert_allclose(trace.param_grads[name], g, rtol=1e-9, atol=1e-12, err_msg=name)
+    assert trace.param_grad_norms()["wte"] == pytest.approx(np.linalg.norm(grads["wte"]))
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_residual_paths_add_up_to_the_gradient_before_the_add(norm: str) -> None:
+    gpt = float64_gpt(dict(positional="sinusoidal", norm=norm, residual=True, causal=True))
+    trace = gpt.run([3, 1, 4, 1, 5, 9], grads=True)
+    adds = [step for step in trace.steps if step.kind == "residual"]
+    assert len(adds) == 2 * gpt.config.n_layers
+    for step in adds:
+        identity, through_f, total = trace.residual_paths(step)
+        assert np.array_equal(identity, trace[step.out_hook + "_grad"])
+        assert np.array_equal(total, trace[step.in_hook + "_grad"])
+        np.testing.assert_allclose(identity + through_f, total, atol=1e-12)
+        assert np.abs(through_f).max() > 1e-6  # F's path is really there
+    with pytest.raises(ValueError, match="not a residual add"):
+        trace.residual_paths(trace.steps[0])
+
+
+def test_a_prompt_without_a_target_has_no_loss(make_gpt) -> None:  # type: ignore[no-untyped-def]
+    gpt = make_gpt()
+    for prompt in ("", "猫", [3]):
+        with pytest.raises(model.NoTargetError, match="at least 2 tokens"):
+            gpt.run(prompt, grads=True)
+    trace = gpt.run("猫")  # the forward alone is fine, and has no backward to read
+    assert not trace.has_grads and trace.loss is None
+    with pytest.raises(KeyError, match="grads=True"):
+        trace["blocks.0.hook_resid_pre_grad"]

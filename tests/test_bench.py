@@ -83,11 +83,13 @@ def test_torch_training_model_starts_from_our_weights() -> None:
     from model.train import RECIPES
     from tutor.bench.reference import torch_training_model
 
-    config = RECIPES["tiny"].config(400)
+    tokenizer = model.load("tiny").tokenizer
+    vocab = tokenizer.vocab_size
+    config = RECIPES["tiny"].config(vocab)
     params = init_params(config, 3)
-    windows = np.random.default_rng(0).integers(0, 400, (2, config.n_ctx + 1))
-    ours = loss_and_gradients(params, config, windows[:, :-1], windows[:, 1:])[0]
+    windows = np.random.default_rng(0).integers(0, vocab, (2, config.n_ctx + 1))
+    ours = loss_and_gradients(model.GPT(config, params, tokenizer), windows[:, :-1], windows[:, 1:])[0]
     tokens = torch.from_numpy(windows.astype(np.int64))
     logits = torch_training_model(config, params)(tokens[:, :-1])
-    theirs = torch.nn.functional.cross_entropy(logits.reshape(-1, 400), tokens[:, 1:].reshape(-1)).item()
+    theirs = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), tokens[:, 1:].reshape(-1)).item()
     assert abs(float(ours) - theirs) < 1e-4

@@ -369,12 +369,13 @@ def test_weights_laid_out_for_openblas_change_no_number(monkeypatch, variant) ->
     small = GPT(config, params, TOKENIZER)  # tiny's layout: only W_Eᵀ gets a contiguous copy
     monkeypatch.setattr(layout, "MIN_ELEMENTS", 1)
     big = GPT(config, params, TOKENIZER)  # GPT-2's layout: every matrix turned round
-    w_in = big.params["blocks.0.mlp.w_in"]
+    w_in = big._weights["blocks.0.mlp.w_in"]
     assert isinstance(w_in, layout.WeightMatrix) and w_in.T.flags.c_contiguous
     assert w_in.shape == params["blocks.0.mlp.w_in"].shape and np.array_equal(w_in, params["blocks.0.mlp.w_in"])
-    assert small.params["blocks.0.mlp.w_in"] is params["blocks.0.mlp.w_in"]  # small matrices stay as they are
+    assert small._weights["blocks.0.mlp.w_in"] is params["blocks.0.mlp.w_in"]  # small matrices stay as they are
+    assert big.params["blocks.0.mlp.w_in"] is params["blocks.0.mlp.w_in"]  # the raw parameters, as given
     for gpt in (small, big):
-        wte = gpt.params["wte"]
+        wte = gpt._weights["wte"]
         assert isinstance(wte, layout.TokenEmbedding) and np.shares_memory(wte, params["wte"])
         assert np.array_equal(wte.T, params["wte"].T) and type(wte[[3, 4]]) is np.ndarray
         assert np.array_equal((wte * 2).T, 2 * params["wte"].T)  # a derived array has no stale transpose
@@ -384,4 +385,4 @@ def test_weights_laid_out_for_openblas_change_no_number(monkeypatch, variant) ->
         assert type(value) is np.ndarray and value.dtype == np.float32, name
         np.testing.assert_allclose(value, theirs[name], rtol=1e-5, atol=1e-5, err_msg=name)  # float32 rounding
     assert big.generate("猫", 6, temperature=0) == small.generate("猫", 6, temperature=0)
-    assert big.with_config(pos_base=10.0).params["blocks.0.mlp.w_in"] is w_in  # turned once, not again
+    assert big.with_config(pos_base=10.0)._weights["blocks.0.mlp.w_in"] is w_in  # turned once, not again

@@ -12,7 +12,23 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-VARIANTS = ("tiny", "learned", "rope", "nope", "postnorm", "noresidual", "nonorm")  # model.train.RECIPES' names
+# model.train.RECIPES' names (a test keeps them equal): `tutor --help` must not import NumPy
+VARIANTS = (
+    "tiny",
+    "learned",
+    "rope",
+    "nope",
+    "postnorm",
+    "noresidual",
+    "nonorm",
+    "base10",
+    "base1e6",
+    "deep",
+    "deep-postnorm",
+    "deep-postnorm-nowarmup",
+    "deep-nonorm",
+    "deep-noresidual",
+)
 
 
 def register(commands: Any) -> None:
@@ -72,6 +88,9 @@ def run_train(args: argparse.Namespace) -> int:
                 return fail(f"{out} trains variant {state.recipe.name!r}, not {args.variant!r}")
             if state.total_steps < state.step:
                 return fail(f"{out} is already at step {state.step}; --steps {state.total_steps} would go back")
+            if state.diverged is not None:  # the run is deterministic: it would diverge again at the same step
+                print(f"{out}: {state.divergence_line()}; resuming would diverge again at the same step")
+                return 0
         else:
             state = new_state(corpus, recipe, args.seed, args.steps)
         state = _train_with_progress(state, corpus, out)
@@ -82,6 +101,12 @@ def run_train(args: argparse.Namespace) -> int:
 
     _, val = state.val_curve[-1]
     base = state.baselines
+    if state.diverged is not None:
+        print(
+            f"{state.divergence_line()}: validation loss there {val:.3f} "
+            f"(unigram {base['unigram']:.3f}, bigram {base['bigram']:.3f}); wrote {out}"
+        )
+        return 0
     done = "finished" if state.step >= state.total_steps else "stopped (Ctrl-C)"
     print(
         f"{done} at step {state.step}/{state.total_steps} in {state.seconds:.0f} s: "

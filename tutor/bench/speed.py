@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model import GPT
+from model import GPT, Tokenizer
 
 
 @dataclass
@@ -67,10 +67,11 @@ def training_against_torch(batch: int, steps: int) -> Pair:
     from tutor.bench.reference import torch_training_model
 
     recipe = RECIPES["tiny"]
-    config = recipe.config(model_vocab_size())
+    config = recipe.config(shipped_tokenizer().vocab_size)
     params = init_params(config, 0)
     optimizer = AdamW.zeros_like(params)
     net = torch_training_model(config, params)
+    gpt = GPT(config, params, shipped_tokenizer(), lay_out=False)  # AdamW changes `params` in place
     torch_optimizer = torch.optim.AdamW(net.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
     rng = np.random.default_rng(0)
     windows = [rng.integers(0, config.vocab_size, (batch, config.n_ctx + 1)) for _ in range(steps + 3)]
@@ -80,7 +81,7 @@ def training_against_torch(batch: int, steps: int) -> Pair:
     def numpy_step() -> None:
         i = count["ours"]
         count["ours"] += 1
-        grads = loss_and_gradients(params, config, windows[i][:, :-1], windows[i][:, 1:])[1]
+        grads = loss_and_gradients(gpt, windows[i][:, :-1], windows[i][:, 1:])[1]
         clip_global_norm(grads, 1.0)
         optimizer.update(params, grads, 1e-3, i + 1, recipe)
 
@@ -101,8 +102,8 @@ def training_against_torch(batch: int, steps: int) -> Pair:
     return pair
 
 
-def model_vocab_size() -> int:
-    """The shipped `tiny` model's vocabulary size (the training shape is the shipped one)."""
+def shipped_tokenizer() -> Tokenizer:
+    """The shipped `tiny` model's tokenizer (the training shape is the shipped one)."""
     import model
 
-    return model.load("tiny").config.vocab_size
+    return model.load("tiny").tokenizer
