@@ -383,3 +383,33 @@ def test_a_prompt_without_a_target_has_no_loss(make_gpt) -> None:  # type: ignor
     assert not trace.has_grads and trace.loss is None
     with pytest.raises(KeyError, match="grads=True"):
         trace["blocks.0.hook_resid_pre_grad"]
+
+
+def test_shipped_model_gradients_match_pytorch_autograd() -> None:
+    """The shipped `tiny`'s `grads=True` trace against autograd through the PyTorch reference model."""
+    torch = pytest.importorskip("torch")
+    from tutor.bench.reference import torch_training_model
+
+    gpt = model.load("tiny")
+    trace = gpt.run("猫追狗，狗追猫。A cat chases a dog.", grads=True)
+    net = torch_training_model(gpt.config, {k: np.array(v) for k, v in gpt.params.items()})
+    tokens = torch.tensor([trace.tokens])
+    logits = net(tokens)[0]
+    loss = torch.nn.functional.cross_entropy(logits[:-1], tokens[0, 1:])
+    loss.backward()
+    assert trace.loss == pytest.approx(loss.item(), abs=1e-5)
+    theirs = {"wte": net.wte.weight.grad, "ln_final.g": net.ln_f.weight.grad, "ln_final.b": net.ln_f.bias.grad}
+    for i, block in enumerate(net.blocks):
+        b = f"blocks.{i}."
+        for module, name in ((block.qkv, "attn.w_qkv"), (block.out, "attn.w_out")):
+            theirs[b + name] = module.weight.grad.T  # nn.Linear keeps [out, in]
+            theirs[b + name.replace(".w_", ".b_")] = module.bias.grad
+        for module, name in ((block.fc_in, "mlp.w_in"), (block.fc_out, "mlp.w_out")):
+            theirs[b + name] = module.weight.grad.T
+            theirs[b + name.replace(".w_", ".b_")] = module.bias.grad
+        for module, name in ((block.ln1, "ln1"), (block.ln2, "ln2")):
+            theirs[b + name + ".g"], theirs[b + name + ".b"] = module.weight.grad, module.bias.grad
+    assert set(theirs) == set(trace.param_grads)
+    for name, grad in theirs.items():
+        reference = grad.numpy()
+        assert np.abs(trace.param_grads[name] - reference).max() / np.abs(reference).max() < 1e-4, name

@@ -550,3 +550,37 @@ def test_a_stale_forward_pass_stops_early(tmp_path: Path) -> None:
         gpt.run("The cat", stop=stop)
     assert len(calls) == 4
     assert gpt.run("The cat", stop=lambda: False).logits.shape[0] == len(gpt.tokenizer.encode("The cat"))
+
+
+def test_gradients_match_transformers_autograd(reference_checkpoint: tuple[Path, object]) -> None:
+    """`grads=True` on an HF folder against PyTorch autograd through `GPT2LMHeadModel` on the same weights:
+    the loss (transformers' `labels=` loss is the same shifted mean), every parameter's gradient, and
+    ∂L/∂(each hidden state) — the stream into every block and the final LayerNorm's output."""
+    import torch
+
+    from model.hf_gpt2 import hf_names
+
+    folder, hf = reference_checkpoint
+    gpt = model.load(folder)
+    names = hf_names(gpt.config)
+    for text in ["The cat chased the dog across the garden.", "猫追狗"]:
+        trace = gpt.run(text, grads=True)
+        hf.zero_grad(set_to_none=True)  # type: ignore[attr-defined]
+        ids = torch.tensor([trace.tokens])
+        out = hf(ids, labels=ids, output_hidden_states=True)  # type: ignore[operator]
+        for hidden in out.hidden_states:
+            hidden.retain_grad()
+        out.loss.backward()
+        assert trace.loss == pytest.approx(out.loss.item(), abs=1e-5)
+        for hf_name, param in hf.transformer.named_parameters():  # type: ignore[attr-defined]
+            theirs = param.grad.numpy()
+            ours = trace.param_grads[names[hf_name]]
+            scale = max(float(np.abs(theirs).max()), 1e-6)
+            assert np.abs(ours - theirs).max() / scale < 1e-4, hf_name
+        for name, hidden in zip(
+            [f"blocks.{i}.hook_resid_pre" for i in range(LAYERS)] + ["ln_final.hook_normalized"],
+            out.hidden_states,
+            strict=True,
+        ):
+            theirs = hidden.grad[0].numpy()
+            assert np.abs(trace[name + "_grad"] - theirs).max() / np.abs(theirs).max() < 1e-4, name
