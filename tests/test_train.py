@@ -162,7 +162,9 @@ def test_recipes_change_one_switch_each() -> None:
         assert len(changed) == (0 if recipe in (tiny, deep) else 1 + (name == "deep-postnorm-nowarmup")), name
         recipe.config(400)  # every recipe builds a valid model
     assert {k for k, v in vars(RECIPES["deep-postnorm-nowarmup"]).items() if v != vars(deep)[k]} == {
-        "name", "norm", "warmup_steps"
+        "name",
+        "norm",
+        "warmup_steps",
     }
 
 

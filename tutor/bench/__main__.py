@@ -97,7 +97,7 @@ def gpt2_rows(repeats: int) -> list[Row]:
 
 def trace_rows(repeats: int) -> list[Row]:
     import model
-    from tutor.bench.speed import trace_overhead
+    from tutor.bench.speed import backward_against_forward, trace_overhead
 
     gpt = model.load("tiny")
     rows = []
@@ -111,6 +111,19 @@ def trace_rows(repeats: int) -> list[Row]:
                 pair.ours / pair.reference,
                 "",
                 None,
+            )
+        )
+    for n in (8, 32, 64):
+        pair = backward_against_forward(gpt, n, repeats)
+        ratio = pair.ours / pair.reference
+        rows.append(
+            Row(
+                f"backward trace (grads=True: loss, every ∂L/∂a and ∂L/∂θ), tiny, {n} tokens",
+                f"{pair.ours / MS:.2f} ms",
+                f"forward trace {pair.reference / MS:.2f} ms",
+                ratio,
+                "ratio ≤ 3.0" if n == 32 else "",
+                ratio <= 3.0 if n == 32 else None,
             )
         )
     return rows

@@ -57,6 +57,12 @@ def trace_overhead(gpt: GPT, n_tokens: int, repeats: int) -> Pair:
     return alternate(lambda: gpt.run(ids), lambda: gpt.forward(ids), repeats)
 
 
+def backward_against_forward(gpt: GPT, n_tokens: int, repeats: int) -> Pair:
+    """`gpt.run(grads=True)` (forward, loss, every activation's and parameter's gradient) against `gpt.run`."""
+    ids = np.random.default_rng(n_tokens).integers(0, gpt.config.vocab_size, n_tokens).astype(np.intp)
+    return alternate(lambda: gpt.run(ids, grads=True), lambda: gpt.run(ids), repeats)
+
+
 def training_against_torch(batch: int, steps: int) -> Pair:
     """Seconds per training step (forward, backward, clipping, AdamW), `tiny`'s shape, batch × 64 tokens."""
     import torch
