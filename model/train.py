@@ -116,6 +116,11 @@ RECIPES: dict[str, Recipe] = {
     "deep-postnorm-nowarmup": replace(_DEEP, name="deep-postnorm-nowarmup", norm="post", warmup_steps=0),
     "deep-nonorm": replace(_DEEP, name="deep-nonorm", norm="none"),
     "deep-noresidual": replace(_DEEP, name="deep-noresidual", residual=False),
+    # the same two at a tenth of the learning rate: is post-norm's trouble at depth the step size?
+    "deep-lr1e-3": replace(_DEEP, name="deep-lr1e-3", learning_rate=1e-3, min_learning_rate=1e-4),
+    "deep-postnorm-lr1e-3": replace(
+        _DEEP, name="deep-postnorm-lr1e-3", norm="post", learning_rate=1e-3, min_learning_rate=1e-4
+    ),
 }
 
 

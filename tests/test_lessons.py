@@ -343,5 +343,8 @@ def test_the_variants_lessons_may_name_are_the_ones_training_makes() -> None:
     from tutor.lesson_check import VARIANT_SWITCHES
     from tutor.lessons import MODEL_VARIANTS
 
-    assert set(MODEL_VARIANTS) == set(RECIPES) == set(VARIANT_SWITCHES)
+    from tutor.train_command import VARIANTS
+
+    assert MODEL_VARIANTS == tuple(RECIPES) == VARIANTS and set(RECIPES) == set(VARIANT_SWITCHES)
+    assert VARIANT_SWITCHES["deep-postnorm"] == {"norm": "post", "n_layers": 16, "d_model": 32, "d_mlp": 128}
     assert VARIANT_SWITCHES["nope"] == {"positional": "none"} and VARIANT_SWITCHES["tiny"] == {}

@@ -32,7 +32,7 @@ from tutor.lessons import (
 )
 from tutor.paths import content_dir
 
-SWITCHES = ("positional", "norm", "residual")
+SWITCHES = ("positional", "pos_base", "norm", "residual", "n_layers", "d_model", "d_mlp")
 
 LANGS = ("zh", "en")
 SECTIONS: dict[str, tuple[str, ...]] = {  # the seven `##` sections of content/README.md, in order

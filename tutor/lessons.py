@@ -19,7 +19,24 @@ from tutor.paths import content_dir
 SCHEME = "tutor"
 PANELS = ("tokens", "vectors", "layernorm", "residual", "attention", "next")
 EXPERIMENTS = ("compare", "positions", "order", "drift", "layernorm-calc", "training")
-MODEL_VARIANTS = ("tiny", "learned", "rope", "nope", "postnorm", "noresidual", "nonorm")
+MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps them equal)
+    "tiny",
+    "learned",
+    "rope",
+    "nope",
+    "postnorm",
+    "noresidual",
+    "nonorm",
+    "base10",
+    "base1e6",
+    "deep",
+    "deep-postnorm",
+    "deep-postnorm-nowarmup",
+    "deep-nonorm",
+    "deep-noresidual",
+    "deep-lr1e-3",
+    "deep-postnorm-lr1e-3",
+)
 SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token")
 ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "show": SHOW_KEYS,

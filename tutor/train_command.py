@@ -28,6 +28,8 @@ VARIANTS = (
     "deep-postnorm-nowarmup",
     "deep-nonorm",
     "deep-noresidual",
+    "deep-lr1e-3",
+    "deep-postnorm-lr1e-3",
 )
 
 

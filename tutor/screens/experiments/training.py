@@ -96,6 +96,15 @@ SERIES_LOOK: dict[str, tuple[str, str]] = {  # variant → (colour, marker for N
     "postnorm": ("blue", "#"),
     "nonorm": ("bright_white", "%"),
     "noresidual": ("red", "@"),
+    "base10": ("bright_cyan", "1"),
+    "base1e6": ("bright_magenta", "6"),
+    "deep": ("bright_green", "D"),
+    "deep-postnorm": ("bright_blue", "P"),
+    "deep-postnorm-nowarmup": ("bright_yellow", "W"),
+    "deep-nonorm": ("white", "N"),
+    "deep-noresidual": ("bright_red", "R"),
+    "deep-lr1e-3": ("green", "d"),
+    "deep-postnorm-lr1e-3": ("blue", "p"),
 }
 PAIR = ("tiny", "noresidual")  # the lesson's comparison: with and without the residual connections
 
