@@ -118,7 +118,8 @@ def depth_table(records: list[tuple[str, dict, int]]) -> str:
     """Per variant, at init → trained: ‖x‖ after the first and the last block, ‖∂L/∂θ‖ of block 0 and
     of the last block, and the mean cosine similarity between positions after the last block."""
     lines = [
-        "| variant | ‖x‖ block 0 | ‖x‖ last block | ‖∂L/∂θ‖ block 0 | ‖∂L/∂θ‖ last block | cos between positions, last block |",
+        "| variant | ‖x‖ block 0 | ‖x‖ last block | ‖∂L/∂θ‖ block 0 | ‖∂L/∂θ‖ last block "
+        "| cos between positions, last block |",
         "|---|---|---|---|---|---|",
     ]
 

@@ -342,7 +342,6 @@ def test_the_variants_lessons_may_name_are_the_ones_training_makes() -> None:
     from model.train import RECIPES
     from tutor.lesson_check import VARIANT_SWITCHES
     from tutor.lessons import MODEL_VARIANTS
-
     from tutor.train_command import VARIANTS
 
     assert MODEL_VARIANTS == tuple(RECIPES) == VARIANTS and set(RECIPES) == set(VARIANT_SWITCHES)
