@@ -142,13 +142,26 @@ def test_unknown_link_key(tmp_path: Path) -> None:
         ("tutor:exercise?name=nothing", ("unknown exercise",)),
         ("tutor:lesson?id=nowhere", ("no lesson with id", "nowhere")),
         ("tutor:lesson?id=demo&heading=Nope", ("has no heading", "Nope")),
+        ("tutor:show?prompt=猫追龘", ("'龘' (U+9F98)", "not in the shipped models' vocabulary")),
+        ("tutor:show?model=deep&step=blocks.15.ln2", ()),  # the deep variants have 16 blocks
+        ("tutor:show?model=deep&step=blocks.16.ln1", ("unknown step", "blocks.16.ln1", "deep")),
     ],
 )
 def test_link_values_are_checked(tmp_path: Path, link: str, words: tuple[str, ...]) -> None:
     text = lesson_text("zh").replace("(tutor:show?step=embed)", f"({link})")
     root = write_tree(tmp_path, zh=text)
     path = root / "zh" / "01-demo.md"
+    if not words:
+        assert check_content(root) == []
+        return
     assert_problem(check_content(root), path, line_of(path, link), *words)
+
+
+def test_every_prompt_character_is_one_token_of_the_shipped_vocabulary(tmp_path: Path) -> None:
+    """The frozen corpus's vocabulary covers the lessons: a prompt outside it is a check problem."""
+    root = write_tree(tmp_path, en=lesson_text("en", prompt='"猫🐈"'))
+    path = root / "en" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "prompt = "), "'🐈' (U+1F408)", "vocabulary")
 
 
 def test_lesson_links_match_headings_by_text_even_in_chinese(tmp_path: Path) -> None:

@@ -76,6 +76,7 @@ class ModelFacts:
     n_heads: int
     n_ctx: int
     encode: Callable[[str], list[int]]
+    vocabulary: frozenset[str]  # the characters that are one token each (the frozen corpus's)
 
 
 @cache
@@ -87,7 +88,8 @@ def model_facts() -> ModelFacts:
         variant: tuple(step.name for step in model.build_steps(replace(gpt.config, **switches)))  # type: ignore[arg-type]
         for variant, switches in VARIANT_SWITCHES.items()
     }
-    return ModelFacts(steps, gpt.config.n_heads, gpt.config.n_ctx, gpt.tokenizer.encode)
+    chars = getattr(gpt.tokenizer, "chars", ())
+    return ModelFacts(steps, gpt.config.n_heads, gpt.config.n_ctx, gpt.tokenizer.encode, frozenset(chars))
 
 
 def check_content(root: Path | None = None) -> list[str]:
@@ -160,6 +162,13 @@ def _prompt_problems(prompt: str) -> Iterator[str]:
     facts = model_facts()
     if len(facts.encode(prompt)) > facts.n_ctx:
         yield f"prompt is longer than the model's context of {facts.n_ctx} tokens"
+    missing = sorted({ch for ch in prompt if ch not in facts.vocabulary})
+    if missing:
+        shown = ", ".join(f"'{ch}' (U+{ord(ch):04X})" for ch in missing)
+        yield (
+            f"prompt uses {shown}, not in the shipped models' vocabulary (the frozen corpus, model/data/): "
+            "each would be split into UTF-8 byte tokens; choose another character or take a new corpus snapshot"
+        )
 
 
 def headings_in(lesson: Lesson) -> list[Heading]:
