@@ -260,6 +260,31 @@ async def test_training_live_run_finishes_and_draws_both_curves(store, quick_liv
     assert list(temp.iterdir()) == []  # the checkpoints' folder is gone
 
 
+async def test_training_live_divergence_is_a_visible_notice(store, quick_live, monkeypatch) -> None:
+    from model import train as model_training
+
+    real, calls = model_training.loss_and_gradients, {"noresidual": 0}
+
+    def noresidual_blows_up_at_step_4(gpt, inputs, targets):  # type: ignore[no-untyped-def]
+        loss, grads = real(gpt, inputs, targets)
+        if gpt.name == "noresidual":
+            calls["noresidual"] += 1
+            if calls["noresidual"] == 4:
+                loss = float("inf")
+        return loss, grads
+
+    monkeypatch.setattr(model_training, "loss_and_gradients", noresidual_blows_up_at_step_4)
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "training")
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.pause(0.1)
+        assert app.screen.live.finished
+        shown = [n.message for n in app._notifications]
+        assert any("Diverged" in m and "noresidual: diverged at step" in m for m in shown), shown
+
+
 async def test_training_live_run_cancels(store, quick_live, monkeypatch) -> None:
     monkeypatch.setattr(training, "LIVE", replace(quick_live, steps=100_000))
     app = make_app(store)

@@ -82,6 +82,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "现场验证损失，{steps} 步，每步 {tokens} 个词元（检查点在临时文件夹中）",
     ),
     "loss_now": ("{name} {loss:.3f}", "{name} {loss:.3f}"),
+    "live_diverged": ("Diverged — a result, not a fault: {what}", "发散了——这是结果，不是故障：{what}"),
     "nothing_to_cancel": ("No live run to cancel.", "没有正在进行的现场训练。"),
     "already_running": ("A live run is already going: c cancels it.", "现场训练已在进行：按 c 取消。"),
     "stored_view": ("Stored", "已存"),
@@ -221,6 +222,7 @@ class LiveEnded(Message):
     run_id: int
     cancelled: bool
     error: str | None = None
+    diverged: list[str] = field(default_factory=list)  # a line per run whose loss stopped being finite
 
 
 class TrainingScreen(ExperimentScreen):
@@ -387,13 +389,13 @@ class TrainingScreen(ExperimentScreen):
                         )
                         for name, state in states.items()
                     ]
-                    for future in futures:
-                        future.result()
+                    ended = [future.result() for future in futures]
         except (TrainingError, CorpusError, OSError, ValueError) as error:
             stop.set()
             self._post(LiveEnded(run_id, cancelled=True, error=str(error)))
             return
-        self._post(LiveEnded(run_id, cancelled=stopping()))
+        diverged = [f"{state.recipe.name}: {state.divergence_line()}" for state in ended if state.diverged]
+        self._post(LiveEnded(run_id, cancelled=stopping(), diverged=diverged))
 
     def _reporter(self, run_id: int, variant: str) -> Callable[[Progress], None]:
         def report(progress: Progress) -> None:
@@ -434,6 +436,8 @@ class TrainingScreen(ExperimentScreen):
         live.finished, live.cancelled = True, message.cancelled
         if message.error:
             self.notify(self.words("live_failed", error=message.error), severity="error")
+        for line in message.diverged:
+            self.notify(self.words("live_diverged", what=line), severity="warning")
         self._show_status()
         self.redraw()
 
