@@ -12,25 +12,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-# model.train.RECIPES' names (a test keeps them equal): `tutor --help` must not import NumPy
-VARIANTS = (
-    "tiny",
-    "learned",
-    "rope",
-    "nope",
-    "postnorm",
-    "noresidual",
-    "nonorm",
-    "base10",
-    "base1e6",
-    "deep",
-    "deep-postnorm",
-    "deep-postnorm-nowarmup",
-    "deep-nonorm",
-    "deep-noresidual",
-    "deep-lr1e-3",
-    "deep-postnorm-lr1e-3",
-)
+from tutor.lessons import MODEL_VARIANTS as VARIANTS  # model.train.RECIPES' names; no NumPy for --help
 
 
 def register(commands: Any) -> None:
