@@ -80,13 +80,16 @@ class GPT:
 
     def _make_position_table(self, dtype: type[np.floating]) -> np.ndarray | None:
         cfg = self.config
-        if cfg.positional == "sinusoidal":
-            return sinusoidal_positions(cfg.n_ctx, cfg.d_model, cfg.pos_base).astype(dtype, copy=False)
         if cfg.positional == "learned":
             return self.params["wpe"]
-        if cfg.positional == "rope":  # RoPE turns q and k by the same angles, per head
-            return sinusoidal_positions(cfg.n_ctx, cfg.d_head, cfg.pos_base).astype(dtype, copy=False)
-        return None
+        if cfg.positional == "sinusoidal":
+            table = sinusoidal_positions(cfg.n_ctx, cfg.d_model, cfg.pos_base).astype(dtype, copy=False)
+        elif cfg.positional == "rope":  # RoPE turns q and k by the same angles, per head
+            table = sinusoidal_positions(cfg.n_ctx, cfg.d_head, cfg.pos_base).astype(dtype, copy=False)
+        else:
+            return None
+        table.flags.writeable = False  # every trace's hook_pos_embed is a view of it
+        return table
 
     def position_rows(self, start: int, n: int) -> np.ndarray | None:
         """Rows start … start+n−1 of the position table: the vectors added to the tokens (sinusoidal,
