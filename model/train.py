@@ -114,6 +114,8 @@ RECIPES: dict[str, Recipe] = {
     "deep": _DEEP,
     "deep-postnorm": replace(_DEEP, name="deep-postnorm", norm="post"),
     "deep-postnorm-nowarmup": replace(_DEEP, name="deep-postnorm-nowarmup", norm="post", warmup_steps=0),
+    "deep-nowarmup": replace(_DEEP, name="deep-nowarmup", warmup_steps=0),
+    "deep-nonorm-nowarmup": replace(_DEEP, name="deep-nonorm-nowarmup", norm="none", warmup_steps=0),
     "deep-nonorm": replace(_DEEP, name="deep-nonorm", norm="none"),
     "deep-noresidual": replace(_DEEP, name="deep-noresidual", residual=False),
     # the same two at a tenth of the learning rate: is post-norm's trouble at depth the step size?

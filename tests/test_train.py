@@ -159,7 +159,8 @@ def test_recipes_change_one_switch_each() -> None:
     for name, recipe in RECIPES.items():
         family = deep if name.startswith("deep") else tiny
         changed = {k for k, v in vars(recipe).items() if v != vars(family)[k]} - {"name"}
-        expected = {"deep-postnorm-nowarmup": 2, "deep-lr1e-3": 2, "deep-postnorm-lr1e-3": 3}.get(name, 1)
+        expected = {"deep-postnorm-nowarmup": 2, "deep-nonorm-nowarmup": 2, "deep-lr1e-3": 2}.get(name, 1)
+        expected = 3 if name == "deep-postnorm-lr1e-3" else expected
         assert len(changed) == (0 if recipe in (tiny, deep) else expected), name
         recipe.config(400)  # every recipe builds a valid model
     assert {k for k, v in vars(RECIPES["deep-postnorm-nowarmup"]).items() if v != vars(deep)[k]} == {

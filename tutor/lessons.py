@@ -32,6 +32,8 @@ MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps the
     "deep",
     "deep-postnorm",
     "deep-postnorm-nowarmup",
+    "deep-nowarmup",
+    "deep-nonorm-nowarmup",
     "deep-nonorm",
     "deep-noresidual",
     "deep-lr1e-3",

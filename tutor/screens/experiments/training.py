@@ -102,6 +102,8 @@ SERIES_LOOK: dict[str, tuple[str, str]] = {  # variant → (colour, marker for N
     "deep": ("bright_green", "D"),
     "deep-postnorm": ("bright_blue", "P"),
     "deep-postnorm-nowarmup": ("bright_yellow", "W"),
+    "deep-nowarmup": ("yellow", "w"),
+    "deep-nonorm-nowarmup": ("bright_white", "n"),
     "deep-nonorm": ("white", "N"),
     "deep-noresidual": ("bright_red", "R"),
     "deep-lr1e-3": ("green", "d"),
