@@ -360,3 +360,51 @@ def test_the_variants_lessons_may_name_are_the_ones_training_makes() -> None:
     assert MODEL_VARIANTS == tuple(RECIPES) == VARIANTS and set(RECIPES) == set(VARIANT_SWITCHES)
     assert VARIANT_SWITCHES["deep-postnorm"] == {"norm": "post", "n_layers": 16, "d_model": 32, "d_mlp": 128}
     assert VARIANT_SWITCHES["nope"] == {"positional": "none"} and VARIANT_SWITCHES["tiny"] == {}
+
+
+# -- claims about the shipped models ------------------------------------------------------------
+
+
+def with_claims(lang: str, sentence: str, claims: str) -> str:
+    return lesson_text(lang) + f"\n{sentence}\n\n```tutor-claims\n{claims}\n```\n"
+
+
+def test_claims_are_recomputed_from_the_shipped_weights(tmp_path: Path) -> None:
+    good = '"1044" = "tiny.vocab_size"\n"266 880" = "tiny.parameters"\n"1.000" = "deep-postnorm.depth.trained.similarity[-1]"'
+    sentence = "tiny has 1044 tokens and 266 880 parameters; deep-postnorm's positions agree to cos 1.000."
+    root = write_tree(tmp_path, en=with_claims("en", sentence, good), zh=with_claims("zh", sentence, good))
+    assert check_content(root) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claims", "words"),
+    [
+        ("A vocabulary of 987.", '"987" = "tiny.vocab_size"', ("'987' = tiny.vocab_size is 1044",)),
+        ("Nothing here.", '"1044" = "tiny.vocab_size"', ("'1044' does not appear",)),
+        ("It has 7 layers.", '"7" = "tiny.layers"', ("no 'layers'", "n_layers")),
+        ("A model of 7.", '"7" = "gpt5.n_layers"', ("no shipped model 'gpt5'",)),
+        ("Loss 1.6.", '"1.6" = { measure = "tiny.val_loss", tolerance = 0.001 }', ("±0.001",)),
+        ("Loss about two.", '"two" = "tiny.val_loss"', ("not a number",)),
+    ],
+)
+def test_a_wrong_claim_is_a_problem_at_its_line(tmp_path: Path, sentence: str, claims: str, words: tuple) -> None:
+    root = write_tree(tmp_path, en=with_claims("en", sentence, claims), zh=with_claims("zh", sentence, claims))
+    path = root / "en" / "01-demo.md"
+    claim_line = line_of(path, claims.split(" =")[0])
+    assert_problem(check_content(root), path, claim_line, *words)
+
+
+def test_both_languages_claim_the_same_measures(tmp_path: Path) -> None:
+    en = with_claims("en", "1044 tokens.", '"1044" = "tiny.vocab_size"')
+    root = write_tree(tmp_path, en=en, zh=lesson_text("zh"))
+    assert_problem(check_content(root), root / "en" / "01-demo.md", 1, "claims ['tiny.vocab_size'] here, []")
+
+
+def test_written_numbers_carry_their_precision() -> None:
+    from tutor.claims import written_number
+
+    assert written_number("266 880") == (266880.0, 0.5)
+    assert written_number("1.638") == (1.638, pytest.approx(0.0005))
+    value, half = written_number("2.2e-9")
+    assert value == pytest.approx(2.2e-9) and half == pytest.approx(0.05e-9)
+    assert written_number("−0.50")[0] == -0.5

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from model.train import RECIPES
+from tutor.claims import check_claims
 from tutor.lessons import (
     EXPERIMENTS,
     MODEL_VARIANTS,
@@ -58,6 +59,9 @@ MIN_QUESTIONS = 3
 CHECK_KEYS = {"function", "args", "skip_columns", "rows"}
 _FILE_NAME = re.compile(r"(?P<order>\d{2})-(?P<id>[a-z0-9]+(?:-[a-z0-9]+)*)\.md")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.*?)\s*#*\s*$")
+_TUTOR_BLOCK = re.compile(
+    r"^[ \t]*```tutor-[a-z]+\n.*?^[ \t]*```", re.S | re.M
+)  # what the learner does not read as text
 _NUMBER = re.compile(r"[-−]?\d+(?:\.(?P<decimals>\d+))?")
 
 
@@ -125,7 +129,23 @@ def check_lesson(lesson: Lesson, siblings: dict[str, Lesson]) -> list[str]:
             problems += [f"{lesson.path}:{n}: {message}" for n, message in check_quiz(block.text, line)]
         elif block.kind == "tutor-check":
             problems += [f"{lesson.path}:{n}: {message}" for n, message in check_table(lesson.body, block, line)]
+        elif block.kind == "tutor-claims":
+            text = _TUTOR_BLOCK.sub("", lesson.body)
+            problems += [f"{lesson.path}:{line + n}: {message}" for n, message in check_claims(block.text, text)]
     return problems
+
+
+def claimed_measures(lesson: Lesson) -> list[str]:
+    """What a lesson's `tutor-claims` blocks measure, in order (the two languages must claim the same)."""
+    measures: list[str] = []
+    for block in blocks_in(lesson.body):
+        if block.kind == "tutor-claims":
+            try:
+                claims = tomllib.loads(block.text)
+            except tomllib.TOMLDecodeError:
+                continue  # reported by check_claims
+            measures += [spec.get("measure", "") if isinstance(spec, dict) else str(spec) for spec in claims.values()]
+    return measures
 
 
 def _check_file_name(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[str]:
@@ -226,6 +246,8 @@ def _check_translations(zh: dict[str, Lesson], en: dict[str, Lesson], root: Path
         for key in ("id", "order", "steps", "panels", "model"):
             if getattr(a, key) != getattr(b, key):
                 yield f"{b.path}:1: front matter '{key}' is {getattr(b, key)!r} here, {getattr(a, key)!r} in {a.path}"
+        if claimed_measures(a) != claimed_measures(b):
+            yield f"{b.path}:1: claims {claimed_measures(b)} here, {claimed_measures(a)} in {a.path}"
         zh_sections, en_sections = _subsections(a), _subsections(b)
         if len(zh_sections) != len(en_sections):
             continue  # already reported against the section list of each language

@@ -47,7 +47,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "exercise": ("name",),
     "quiz": ("id",),
 }
-FENCES = ("tutor-code", "tutor-quiz", "tutor-check")
+FENCES = ("tutor-code", "tutor-quiz", "tutor-check", "tutor-claims")
 FRONT_MATTER_KEYS = {"id": str, "order": int, "title": str, "prompt": str, "steps": list, "panels": list, "model": str}
 REQUIRED_KEYS = ("id", "order", "title", "prompt")
 

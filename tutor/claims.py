@@ -1,0 +1,127 @@
+"""Claims a lesson makes about the shipped models, recomputed from their weights and metadata.
+
+A lesson writes a number in its text ("a vocabulary of 1044") and, in a `tutor-claims` block (not
+shown to the learner), says what it measures:
+
+    ```tutor-claims
+    "1044" = "tiny.vocab_size"
+    "266 880" = "tiny.parameters"
+    "1.64" = { measure = "tiny.val_loss", tolerance = 0.01 }
+    "2.2e-9" = "deep-postnorm.depth.trained.param_grad[0]"
+    ```
+
+`tutor lessons --check` finds each text in the lesson and recomputes its measure: a retrain that
+moves a number fails the check instead of leaving the lesson stale. The tolerance is half a unit
+of the last digit written (1.638 ± 0.0005; 2.2e-9 ± 0.05e-9) unless the claim gives one.
+
+Measures, for any shipped model M: `M.vocab_size`, `M.d_model`, `M.n_layers`, `M.n_heads`,
+`M.d_mlp`, `M.n_ctx`, `M.parameters` (all of them), `M.val_loss` (the last validation loss),
+`M.unigram`, `M.bigram` (the baselines), `M.steps`, and `M.depth.init.…` / `M.depth.trained.…`
+(`model/depth.py`'s figures: `loss`, `stream_norm[i]`, `stream_grad[i]`, `similarity[i]`,
+`param_grad[i]`; index −1 is the last).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from functools import cache
+from typing import Any
+
+CONFIG_MEASURES = ("vocab_size", "d_model", "n_layers", "n_heads", "d_mlp", "n_ctx")
+_PATH_PART = re.compile(r"(?P<key>[A-Za-z_]\w*)(?:\[(?P<index>-?\d+)\])?$")
+_NUMBER = re.compile(r"[-−]?\d+(?:[ \u2009\u202f,]\d{3})*(?:\.\d+)?(?:e[-−+]?\d+)?$")
+
+
+class ClaimError(ValueError):
+    """A claim that cannot be read or measured; the message says which and why."""
+
+
+@cache
+def _model_facts(name: str) -> dict[str, Any]:
+    import model
+    from model.weights import SHIPPED_DIR, WeightsError, read_safetensors
+
+    if name not in model.shipped_models():
+        raise ClaimError(f"no shipped model {name!r} (shipped: {', '.join(model.shipped_models())})")
+    gpt = model.load(name)
+    try:
+        info = json.loads(read_safetensors(SHIPPED_DIR / f"{name}.safetensors")[1].get("training", "{}"))
+    except (WeightsError, json.JSONDecodeError):
+        info = {}
+    facts: dict[str, Any] = {key: getattr(gpt.config, key) for key in CONFIG_MEASURES}
+    facts["parameters"] = sum(int(p.size) for p in gpt.params.values())
+    if info:
+        facts |= {
+            "val_loss": info["val_loss"][-1][1],
+            "unigram": info["baselines"]["unigram"],
+            "bigram": info["baselines"]["bigram"],
+            "steps": info["step"],
+        }
+        if "depth" in info:
+            facts["depth"] = info["depth"]
+    return facts
+
+
+def measure(path: str) -> float:
+    """The value of a measure `MODEL.what[.more][i]` (see the module's docstring)."""
+    name, _, rest = path.partition(".")
+    if not rest:
+        raise ClaimError(f"measure {path!r} must be MODEL.WHAT, e.g. tiny.vocab_size")
+    value: Any = _model_facts(name)
+    for part in rest.split("."):
+        match = _PATH_PART.match(part)
+        if match is None or not isinstance(value, dict) or match.group("key") not in value:
+            known = ", ".join(sorted(value)) if isinstance(value, dict) else "nothing"
+            raise ClaimError(f"measure {path!r}: no {part!r} here (known: {known})")
+        value = value[match.group("key")]
+        if match.group("index") is not None:
+            index = int(match.group("index"))
+            if not isinstance(value, list) or not -len(value) <= index < len(value):
+                raise ClaimError(f"measure {path!r}: index {index} is out of range")
+            value = value[index]
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ClaimError(f"measure {path!r} is not a number")
+    return float(value)
+
+
+def written_number(text: str) -> tuple[float, float]:
+    """The number a lesson writes ("266 880", "1.638", "−0.5", "2.2e-9") and half a unit of its last digit."""
+    if not _NUMBER.match(text):
+        raise ClaimError(f"claim {text!r} is not a number as a lesson writes one")
+    plain = re.sub(r"[ \u2009\u202f,]", "", text).replace("−", "-")
+    mantissa, _, exponent = plain.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return float(plain), 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+
+def check_claims(text: str, body_without_blocks: str) -> list[tuple[int, str]]:
+    """A `tutor-claims` block's problems as (line within the block, message)."""
+    try:
+        claims = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        return [(0, f"tutor-claims is not valid TOML: {error}")]
+    lines = text.split("\n")
+    problems: list[tuple[int, str]] = []
+    for written, spec in claims.items():
+        line = next((n for n, row in enumerate(lines, 1) if row.strip().startswith(f'"{written}"')), 0)
+        if isinstance(spec, dict):
+            path, tolerance = spec.get("measure"), spec.get("tolerance")
+        else:
+            path, tolerance = spec, None
+        try:
+            if not isinstance(path, str):
+                raise ClaimError(f'claim {written!r} needs a measure, e.g. "tiny.vocab_size"')
+            claimed, half_unit = written_number(written)
+            actual = measure(path)
+        except ClaimError as error:
+            problems.append((line, str(error)))
+            continue
+        allowed = float(tolerance) if isinstance(tolerance, (int, float)) else half_unit
+        if written not in body_without_blocks:
+            problems.append((line, f"claim {written!r} does not appear in the lesson's text"))
+        if not math.isclose(actual, claimed, rel_tol=0.0, abs_tol=allowed * (1 + 1e-9)):
+            problems.append((line, f"claim {written!r} = {path} is {actual:.6g} on the shipped weights (±{allowed:g})"))
+    return problems
