@@ -370,7 +370,13 @@ def with_claims(lang: str, sentence: str, claims: str) -> str:
 
 
 def test_claims_are_recomputed_from_the_shipped_weights(tmp_path: Path) -> None:
-    good = '"1044" = "tiny.vocab_size"\n"266 880" = "tiny.parameters"\n"1.000" = "deep-postnorm.depth.trained.similarity[-1]"'
+    good = "\n".join(
+        [
+            '"1044" = "tiny.vocab_size"',
+            '"266 880" = "tiny.parameters"',
+            '"1.000" = "deep-postnorm.depth.trained.similarity[-1]"',
+        ]
+    )
     sentence = "tiny has 1044 tokens and 266 880 parameters; deep-postnorm's positions agree to cos 1.000."
     root = write_tree(tmp_path, en=with_claims("en", sentence, good), zh=with_claims("zh", sentence, good))
     assert check_content(root) == []
