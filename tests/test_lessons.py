@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import run_tutor
 
-from tutor.lesson_check import SECTIONS, check_content
+from tutor.lesson_check import LANGS, SECTIONS, check_content
 from tutor.lessons import load_lessons, parse_lesson
 
 SECTION_BODY = {
@@ -414,3 +414,19 @@ def test_written_numbers_carry_their_precision() -> None:
     value, half = written_number("2.2e-9")
     assert value == pytest.approx(2.2e-9) and half == pytest.approx(0.05e-9)
     assert written_number("−0.50")[0] == -0.5
+
+
+def test_the_right_answers_are_spread_over_the_letters(tmp_path: Path) -> None:
+    """Three lessons whose nine answers are all B: a learner would stop reading the choices."""
+    all_b = {
+        lang: lesson_text(lang).replace("answer = 0", "answer = 1").replace("answer = 2", "answer = 1")
+        for lang in LANGS
+    }
+    root = tmp_path
+    for order in (1, 2, 3):
+        for lang in LANGS:
+            text = all_b[lang].replace('id = "demo"', f'id = "demo{order}"').replace("order = 1", f"order = {order}")
+            (root / lang).mkdir(parents=True, exist_ok=True)
+            (root / lang / f"0{order}-demo{order}.md").write_text(text, encoding="utf-8")
+    problems = check_content(root)
+    assert any("9 of the 9 quick-check answers are B" in p for p in problems), problems

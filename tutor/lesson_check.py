@@ -107,7 +107,32 @@ def check_content(root: Path | None = None) -> list[str]:
         for lesson in lessons[lang].values():
             problems += check_lesson(lesson, lessons[lang])
     problems += _check_translations(lessons["zh"], lessons["en"], root)
+    for lang in LANGS:
+        problems += _check_answer_spread(lessons[lang], root / lang)
     return problems
+
+
+MAX_ANSWER_SHARE = 0.4  # of all quick-check questions in a language, the most that may share one letter
+
+
+def _check_answer_spread(lessons: dict[str, Lesson], folder: Path) -> Iterator[str]:
+    """A learner who notices that the right answer is nearly always B stops reading the choices."""
+    answers: list[int] = []
+    for lesson in lessons.values():
+        for block in blocks_in(lesson.body):
+            if block.kind == "tutor-quiz":
+                try:
+                    questions = tomllib.loads(block.text).get("questions", [])
+                except tomllib.TOMLDecodeError:
+                    continue  # reported by check_quiz
+                answers += [q["answer"] for q in questions if isinstance(q, dict) and isinstance(q.get("answer"), int)]
+    if len(answers) >= 8:
+        letter, count = max(((a, answers.count(a)) for a in set(answers)), key=lambda pair: pair[1])
+        if count > MAX_ANSWER_SHARE * len(answers):
+            yield (
+                f"{folder}:1: {count} of the {len(answers)} quick-check answers are {'ABCDEFGH'[letter]}: "
+                f"spread the right answers over the letters (at most {MAX_ANSWER_SHARE:.0%} on one)"
+            )
 
 
 def _lessons_by_file(folder: Path) -> dict[str, Lesson]:
