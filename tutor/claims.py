@@ -15,7 +15,8 @@ moves a number fails the check instead of leaving the lesson stale. The toleranc
 of the last digit written (1.638 ± 0.0005; 2.2e-9 ± 0.05e-9) unless the claim gives one.
 
 Measures, for any shipped model M: `M.vocab_size`, `M.d_model`, `M.n_layers`, `M.n_heads`,
-`M.d_mlp`, `M.n_ctx`, `M.parameters` (all of them), `M.val_loss` (the last validation loss),
+`M.d_mlp`, `M.n_ctx`, `M.parameters` (all of them), `M.uniform` (ln of the vocabulary size: the loss
+of an even guess), `M.val_loss` (the last validation loss), `M.start_loss` (the first, at step 0),
 `M.unigram`, `M.bigram` (the baselines), `M.steps`, and `M.depth.init.…` / `M.depth.trained.…`
 (`model/depth.py`'s figures: `loss`, `stream_norm[i]`, `stream_grad[i]`, `similarity[i]`,
 `param_grad[i]`; index −1 is the last).
@@ -53,9 +54,11 @@ def _model_facts(name: str) -> dict[str, Any]:
         info = {}
     facts: dict[str, Any] = {key: getattr(gpt.config, key) for key in CONFIG_MEASURES}
     facts["parameters"] = sum(int(p.size) for p in gpt.params.values())
+    facts["uniform"] = math.log(gpt.config.vocab_size)  # the loss of a guess spread evenly over the vocabulary
     if info:
         facts |= {
             "val_loss": info["val_loss"][-1][1],
+            "start_loss": info["val_loss"][0][1],
             "unigram": info["baselines"]["unigram"],
             "bigram": info["baselines"]["bigram"],
             "steps": info["step"],
