@@ -229,7 +229,7 @@ def test_progress_command_summarises(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert f"Progress file: {state / 'progress.json'}" in out
-    assert "Lessons: 2 of" in out and "✓  2  Tokens and embeddings" in out and "✓  6  LayerNorm" in out
+    assert "Lessons: 2 of" in out and "✓  2  Tokens and embeddings" in out and "✓  7  LayerNorm" in out
     assert "Tokens and embeddings: 3/4  (2026-01-02 09:30)" in out
     from tutor.exercises import EXERCISES
 
