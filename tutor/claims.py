@@ -17,7 +17,8 @@ of the last digit written (1.638 ± 0.0005; 2.2e-9 ± 0.05e-9) unless the claim 
 Measures, for any shipped model M: `M.vocab_size`, `M.d_model`, `M.n_layers`, `M.n_heads`,
 `M.d_mlp`, `M.n_ctx`, `M.parameters` (all of them), `M.uniform` (ln of the vocabulary size: the loss
 of an even guess), `M.val_loss` (the last validation loss), `M.start_loss` (the first, at step 0),
-`M.unigram`, `M.bigram` (the baselines), `M.steps`, and `M.depth.init.…` / `M.depth.trained.…`
+`M.unigram`, `M.bigram` (the baselines), `M.steps`, for learned positions `M.positions.neighbour_cos`,
+`.cos_8_apart`, `.first_cos`, `.norm[p]`, `.mean_norm`, and `M.depth.init.…` / `M.depth.trained.…`
 (`model/depth.py`'s figures: `loss`, `stream_norm[i]`, `stream_grad[i]`, `similarity[i]`,
 `param_grad[i]`; index −1 is the last).
 """
@@ -55,6 +56,8 @@ def _model_facts(name: str) -> dict[str, Any]:
     facts: dict[str, Any] = {key: getattr(gpt.config, key) for key in CONFIG_MEASURES}
     facts["parameters"] = sum(int(p.size) for p in gpt.params.values())
     facts["uniform"] = math.log(gpt.config.vocab_size)  # the loss of a guess spread evenly over the vocabulary
+    if "wpe" in gpt.params:
+        facts["positions"] = _learned_positions(gpt.params["wpe"])
     if info:
         facts |= {
             "val_loss": info["val_loss"][-1][1],
@@ -66,6 +69,21 @@ def _model_facts(name: str) -> dict[str, Any]:
         if "depth" in info:
             facts["depth"] = info["depth"]
     return facts
+
+
+def _learned_positions(wpe: Any) -> dict[str, Any]:
+    """What a learned position table looks like: how alike neighbouring rows are, and its norms."""
+    import numpy as np
+
+    w = np.asarray(wpe, dtype=np.float64)
+    unit = w / np.linalg.norm(w, axis=1, keepdims=True)
+    return {
+        "neighbour_cos": float((unit[:-1] * unit[1:]).sum(axis=1).mean()),  # cos(W_P[p], W_P[p+1]), mean over p
+        "cos_8_apart": float((unit[:-8] * unit[8:]).sum(axis=1).mean()),
+        "first_cos": float((unit[0] @ unit[1:].T).mean()),  # position 0 against every other position
+        "norm": [float(n) for n in np.linalg.norm(w, axis=1)],
+        "mean_norm": float(np.linalg.norm(w, axis=1).mean()),
+    }
 
 
 def measure(path: str) -> float:
