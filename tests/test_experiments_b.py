@@ -166,6 +166,58 @@ async def test_layernorm_calculator_uses_model_layer_norm_with_gamma_beta_eps(st
         assert f"= {number_text(math.sqrt(var + 0.1), 6)}" in text
 
 
+NORM_CASES = [  # (x, ε, what the sentence under the steps must say in en and in zh)
+    ("1 2 3 4", "1e-5", ("‖x̂‖ = 2 against √d = √4 = 2", "≈ d."), ("‖x̂‖ = 2，对比 √d = √4 = 2", "≈ d。")),
+    (  # a constant vector: x̂ = 0, not ≈ √d, and ε is what keeps 0 / √(0 + ε) finite
+        "3 3 3 3",
+        "1e-5",
+        ("‖x̂‖ = 0, not √d = √4 = 2", "σ = 0", "ε = 1e-05 is what keeps this division finite"),
+        ("‖x̂‖ = 0，不是 √d = √4 = 2", "σ = 0", "是 ε = 1e-05 让这个除法保持有限"),
+    ),
+    (  # the same number three times, but μ = 0.10000000000000002: σ² is rounding, x̂ is 1e-15, not 0
+        "0.1 0.1 0.1",
+        "1e-5",
+        ("≈ 0, not √d = √3 = 1.7321", "σ² is 0 but for float rounding", "is what keeps this division finite"),
+        ("≈ 0，不是 √d = √3 = 1.7321", "浮点舍入误差", "让这个除法保持有限"),
+    ),
+    (  # σ² small next to ε: ‖x̂‖ = √(4 · 1.25e-6 / (1.25e-6 + 1e-5)) = 2/3
+        "1e-3 2e-3 3e-3 4e-3",
+        "1e-5",
+        ("‖x̂‖ = 0.6667, below √d = √4 = 2", "σ² = 1.25e−06 is smaller than ε = 1e-05", "= 0.111111"),
+        ("‖x̂‖ = 0.6667，小于 √d = √4 = 2", "σ² = 1.25e−06 小于 ε = 1e-05", "= 0.111111"),
+    ),
+    (  # σ² of the same size as ε: ‖x̂‖ = √(4 · 1.25 / 2.25)
+        "1 2 3 4",
+        "1",
+        ("‖x̂‖ = 1.4907, below √d", "ε = 1 is not negligible next to σ² = 1.25", "= 0.555556"),
+        ("‖x̂‖ = 1.4907，小于 √d", "ε = 1 相对 σ² = 1.25 不可忽略", "= 0.555556"),
+    ),
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_layernorm_calculator_says_what_the_numbers_show(store, lang: str) -> None:
+    """The sentence about ‖x̂‖ is chosen by the numbers: ≈ √d, 0 for a constant vector, or below √d."""
+    app = make_app(store, lang=lang)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await open_experiment(pilot, "layernorm-calc")
+        screen = app.screen
+        for x, eps, en, zh in NORM_CASES:
+            screen.query_one("#ln-x").focus()
+            await pilot.press("ctrl+a", "ctrl+k", *x)
+            screen.query_one("#ln-eps").focus()
+            await pilot.press("ctrl+a", "ctrl+k", *eps, "enter")
+            await settle(pilot)
+            lines = [line.strip() for line in screen_text(app).split("\n")]
+            first = next(i for i, line in enumerate(lines) if line.startswith("‖x̂‖ ="))
+            last = next(i for i, line in enumerate(lines) if line.startswith(("Computed by", "由 model")))
+            line = (" " if lang == "en" else "").join(lines[first:last])  # the sentence, however it wraps
+            for words in en if lang == "en" else zh:
+                assert words in line, (x, eps, line)
+            norm = float(np.linalg.norm(screen.worked.x_hat))
+            assert ("≈ d" in line) == (norm > 0.999 * math.sqrt(len(screen.worked.x)))  # never ≈ √d when it is not
+
+
 ODD_INPUT = [  # (field, what is typed there, the notice)
     ("#ln-x", "1 two 3", "“two” is not a number"),
     ("#ln-x", "", "at least one number"),
