@@ -243,6 +243,9 @@ def test_cli_writes_the_workspace_checks_and_records(tmp_path: Path, env: dict[s
 
     failing = run_tutor("exercises", "check", "layer_norm", cwd=tmp_path, env=env)
     assert failing.returncode == 1 and "✗" in failing.stdout and "NotImplementedError" in failing.stdout
+    assert failing.stdout.count("layer_norm") == 1, failing.stdout  # "✗ not done yet: layer_norm still raises …"
+    once = run_tutor("exercises", "list", cwd=tmp_path, env=env).stdout
+    assert "LayerNorm  (1 try)" in once and "tries" not in once, once
     assert saved_exercises(env)["layer_norm"] == {
         "passed": False,
         "tries": 1,
@@ -254,6 +257,8 @@ def test_cli_writes_the_workspace_checks_and_records(tmp_path: Path, env: dict[s
     solve(folder, "layer_norm")
     passing = run_tutor("exercises", "check", "layer_norm", cwd=tmp_path, env=env)
     assert passing.returncode == 0 and "✓" in passing.stdout, passing.stdout
+    assert passing.stdout.startswith("✓ layer_norm: all") and passing.stdout.count("layer_norm") == 1
+    assert "LayerNorm  (2 tries)" in run_tutor("exercises", "list", cwd=tmp_path, env=env).stdout
     assert saved_exercises(env)["layer_norm"]["passed"] is True
     assert saved_exercises(env)["layer_norm"]["tries"] == 2
     solution = run_tutor("exercises", "solution", "layer_norm", cwd=tmp_path, env=env)
@@ -372,9 +377,9 @@ def test_cli_watch_checks_again_on_save_and_leaves_on_ctrl_c(tmp_path: Path, env
         env={**os.environ, "PYTHONIOENCODING": "utf-8", **env},
     )
     try:
-        assert "✗" in read_line_with(watcher, "layer_norm:")
+        assert "✗ not done yet: layer_norm still raises" in read_line_with(watcher, "layer_norm")
         solve(folder, "layer_norm")
-        assert "✓" in read_line_with(watcher, "layer_norm:")
+        assert "✓ layer_norm: all" in read_line_with(watcher, "layer_norm")
         watcher.send_signal(signal.SIGINT)
         rest = watcher.communicate(timeout=60)[0].decode()
     finally:

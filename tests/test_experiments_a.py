@@ -205,6 +205,25 @@ async def test_compare_shows_both_models_numbers_and_follows_model_and_prompt_ch
         assert norm(nonorm, "blocks.0.hook_resid_pre", 0) in fields
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_compare_describes_each_wiring_as_a_person_would(store, lang: str) -> None:
+    """noresidual's line writes no "x +" (it has no residual); nope's says it has no positional encoding."""
+    app = make_app(store, gpt=model.load("noresidual"), lang=lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.open_experiment("compare")
+        await settle(pilot)
+        app.screen.query_one("#compare-right").value = "nope"
+        await settle(pilot)
+        lines = screen_text(app, "#compare-summary").split("\n")
+        noresidual = next(line for line in lines if line.strip().startswith("noresidual"))
+        nope = next(line for line in lines if line.strip().startswith("nope"))
+        assert "pre-norm F(LN(x))" in noresidual and "x +" not in noresidual
+        assert ("NO residual" if lang == "en" else "没有残差") in noresidual
+        assert ("no positional encoding" if lang == "en" else "没有位置编码") in nope
+        assert "none" not in nope and "pre-norm x + F(LN(x))" in nope
+
+
 async def test_compare_at_80_by_24_and_in_chinese(store) -> None:
     app = make_app(store, lang="zh")
     async with app.run_test(size=(80, 24)) as pilot:

@@ -16,7 +16,7 @@ from tutor.screens.experiments import training
 from tutor.screens.experiments.layernorm_calc import number_text, parse_numbers
 from tutor.screens.experiments.positions import rope_angles
 from tutor.widgets.heatmap import HeatmapGrid
-from tutor.widgets.line_chart import LineChart, Series
+from tutor.widgets.line_chart import LineChart, Series, log_ticks
 
 
 @pytest.fixture
@@ -166,6 +166,58 @@ async def test_layernorm_calculator_uses_model_layer_norm_with_gamma_beta_eps(st
         assert f"= {number_text(math.sqrt(var + 0.1), 6)}" in text
 
 
+NORM_CASES = [  # (x, ε, what the sentence under the steps must say in en and in zh)
+    ("1 2 3 4", "1e-5", ("‖x̂‖ = 2 against √d = √4 = 2", "≈ d."), ("‖x̂‖ = 2，对比 √d = √4 = 2", "≈ d。")),
+    (  # a constant vector: x̂ = 0, not ≈ √d, and ε is what keeps 0 / √(0 + ε) finite
+        "3 3 3 3",
+        "1e-5",
+        ("‖x̂‖ = 0, not √d = √4 = 2", "σ = 0", "ε = 1e-05 is what keeps this division finite"),
+        ("‖x̂‖ = 0，不是 √d = √4 = 2", "σ = 0", "是 ε = 1e-05 让这个除法保持有限"),
+    ),
+    (  # the same number three times, but μ = 0.10000000000000002: σ² is rounding, x̂ is 1e-15, not 0
+        "0.1 0.1 0.1",
+        "1e-5",
+        ("≈ 0, not √d = √3 = 1.7321", "σ² is 0 but for float rounding", "is what keeps this division finite"),
+        ("≈ 0，不是 √d = √3 = 1.7321", "浮点舍入误差", "让这个除法保持有限"),
+    ),
+    (  # σ² small next to ε: ‖x̂‖ = √(4 · 1.25e-6 / (1.25e-6 + 1e-5)) = 2/3
+        "1e-3 2e-3 3e-3 4e-3",
+        "1e-5",
+        ("‖x̂‖ = 0.6667, below √d = √4 = 2", "σ² = 1.25e−06 is smaller than ε = 1e-05", "= 0.111111"),
+        ("‖x̂‖ = 0.6667，小于 √d = √4 = 2", "σ² = 1.25e−06 小于 ε = 1e-05", "= 0.111111"),
+    ),
+    (  # σ² of the same size as ε: ‖x̂‖ = √(4 · 1.25 / 2.25)
+        "1 2 3 4",
+        "1",
+        ("‖x̂‖ = 1.4907, below √d", "ε = 1 is not negligible next to σ² = 1.25", "= 0.555556"),
+        ("‖x̂‖ = 1.4907，小于 √d", "ε = 1 相对 σ² = 1.25 不可忽略", "= 0.555556"),
+    ),
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_layernorm_calculator_says_what_the_numbers_show(store, lang: str) -> None:
+    """The sentence about ‖x̂‖ is chosen by the numbers: ≈ √d, 0 for a constant vector, or below √d."""
+    app = make_app(store, lang=lang)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await open_experiment(pilot, "layernorm-calc")
+        screen = app.screen
+        for x, eps, en, zh in NORM_CASES:
+            screen.query_one("#ln-x").focus()
+            await pilot.press("ctrl+a", "ctrl+k", *x)
+            screen.query_one("#ln-eps").focus()
+            await pilot.press("ctrl+a", "ctrl+k", *eps, "enter")
+            await settle(pilot)
+            lines = [line.strip() for line in screen_text(app).split("\n")]
+            first = next(i for i, line in enumerate(lines) if line.startswith("‖x̂‖ ="))
+            last = next(i for i, line in enumerate(lines) if line.startswith(("Computed by", "由 model")))
+            line = (" " if lang == "en" else "").join(lines[first:last])  # the sentence, however it wraps
+            for words in en if lang == "en" else zh:
+                assert words in line, (x, eps, line)
+            norm = float(np.linalg.norm(screen.worked.x_hat))
+            assert ("≈ d" in line) == (norm > 0.999 * math.sqrt(len(screen.worked.x)))  # never ≈ √d when it is not
+
+
 ODD_INPUT = [  # (field, what is typed there, the notice)
     ("#ln-x", "1 two 3", "“two” is not a number"),
     ("#ln-x", "", "at least one number"),
@@ -213,22 +265,92 @@ async def test_layernorm_calculator_takes_the_models_vector(store) -> None:
 
 
 async def test_training_draws_every_shipped_curve_and_the_baselines(store) -> None:
+    """f cycles the families of curves; together they hold every shipped model, each family with the baselines,
+    on a log axis that holds every point: the start near 10 (lesson 7 asks to look at it) and the end."""
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_experiment(pilot, "training")
-        chart = app.screen.query_one(LineChart)
+        screen, chart = app.screen, app.screen.query_one(LineChart)
         records = {r.name: r for r in training.shipped_records()}
         assert set(records) == set(model.shipped_models())
-        names = [s.name.split()[0] for s in chart.series]
-        assert names[: len(records)] == list(records)
-        text = screen_text(app)
-        for name, record in records.items():
-            assert f"{name} {record.val_loss[-1][1]:.3f}" in text
-        assert f"unigram baseline {records['tiny'].baselines['unigram']:.3f}" in text
-        assert f"bigram baseline {records['tiny'].baselines['bigram']:.3f}" in text
-        assert any(0x2800 < ord(ch) <= 0x28FF for ch in text)  # braille curves
-        await pilot.press("a")
-        assert [s.name.split()[0] for s in chart.series][:2] == ["tiny", "noresidual"]
+        seen: set[str] = set()
+        labels = []
+        for _ in screen.families:
+            names = [s.name.split()[0] for s in chart.series if not s.dashed]
+            seen.update(names)
+            text = screen_text(app)
+            labels.append(next(line for line in text.split("\n") if "Curves:" in line))
+            for name in names:
+                assert f"{name} {records[name].val_loss[-1][1]:.3f}" in text
+            assert f"unigram baseline {records['tiny'].baselines['unigram']:.3f}" in text
+            assert f"bigram baseline {records['tiny'].baselines['bigram']:.3f}" in text
+            assert any(0x2800 < ord(ch) <= 0x28FF for ch in text)  # braille curves
+            assert chart.log_y and "log scale" in text
+            (_, _), (low, high) = chart.ranges()
+            ys = [y for s in chart.series for y in s.ys]
+            assert low <= min(ys) and max(ys) <= high  # nothing clipped: not the start, not the end
+            await pilot.press("f")
+            await settle(pilot)
+        assert seen == set(records)
+        assert "tiny vs noresidual" in labels[0] and "the 9 models of 4 blocks" in labels[1]
+        assert "f shows the 9 models of 16 blocks" in labels[1] and "f shows tiny vs noresidual" in labels[-1]
+        assert [s.name.split()[0] for s in chart.series][:2] == ["tiny", "noresidual"]  # round again
+        plot = [line for line in screen_text(app).split("\n") if line[7:8] in ("┤", "│")]
+        assert any(line.startswith("     10┤") for line in plot)  # tiny starts at 10.06: the axis says 10
+
+
+def test_training_curves_have_a_colour_and_a_marker_each() -> None:
+    """No two curves in one colour, not even in a terminal of 256 colours, nor two alike markers."""
+    from rich.color import Color, ColorSystem
+
+    looks = [training.SERIES_LOOK[name] for name in model.shipped_models()]  # every shipped model has its own
+    looks += list(training.BASELINE_LOOK.values())
+    colours = [Color.parse(colour) for colour, _ in looks]
+    assert len({c.triplet for c in colours}) == len(looks)
+    assert len({c.downgrade(ColorSystem.EIGHT_BIT).number for c in colours}) == len(looks)
+    assert len({marker for _, marker in looks}) == len(looks)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_training_is_readable_at_80x24(store, lang: str) -> None:
+    """Every family at 80×24: its whole legend on screen, each swatch in its curve's colour, ten rows of plot."""
+    from rich.color import Color
+
+    app = make_app(store, lang=lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_experiment(pilot, "training")
+        screen, chart = app.screen, app.screen.query_one(LineChart)
+        assert ("f Curves" if lang == "en" else "f 曲线") in screen_text(app)
+        for _ in screen.families:
+            strips = app.screen._compositor.render_strips()
+            text = "\n".join("".join(segment.text for segment in strip) for strip in strips)
+            plot = [line for line in text.split("\n") if line[7:8] in ("┤", "│")]
+            assert len(plot) >= 10, text
+            swatches = {seg.text: seg.style for strip in strips for seg in strip if seg.text[:1] in ("━", "╍")}
+            for series in chart.series:
+                assert series.name in text, (series.name, text)  # the legend is not cut
+                style = swatches[LineChart.swatch(series)]
+                assert style.color is not None and style.color.triplet == Color.parse(series.color).triplet
+                assert style.color != style.bgcolor
+            await pilot.press("f")
+            await settle(pilot)
+
+
+def test_line_chart_log_axis() -> None:
+    """On a log axis 1, 10, 100 are equally far apart, and the ticks are round numbers at their rows."""
+    chart = LineChart()
+    chart.set_series([Series("a", [0, 1, 2], [1, 10, 100], "red", "*")], log_y=True)
+    cells = chart._plot_cells(3, 3, (0, 2), (1, 100), braille=False)
+    assert ["".join(ch for ch, _ in row) for row in cells] == ["  *", " * ", "*  "]
+    rows = 9
+
+    def row_of(value: float) -> int:
+        return round((math.log(100) - math.log(value)) / math.log(100) * (rows - 1))
+
+    ticks = log_ticks(1, 100, row_of, rows)
+    assert ticks[0] == "100" and ticks[4] == "10" and ticks[8] == "1"
+    assert all(float(label) in (1, 2, 3, 5, 10, 20, 30, 50, 100) for label in ticks.values())
+    assert all(abs(a - b) >= 2 for a in ticks for b in ticks if a != b)
 
 
 @pytest.fixture
@@ -354,7 +476,7 @@ async def test_experiments_draw_without_colour(store, monkeypatch, name: str) ->
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.no_color
         await open_experiment(pilot, name)
-        await pilot.press("a" if name == "training" else "f2")  # tiny vs noresidual · base 10 · the example
+        await pilot.press("f" if name == "training" else "f2")  # the 4-block models · base 10 · the example
         await settle(pilot)
         text = screen_text(app)
         assert "Esc Back" in text

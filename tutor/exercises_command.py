@@ -28,6 +28,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "✓ 已通过 · ✗ 尚未通过 · · 未尝试。编辑文件后运行：tutor exercises check NAME（或 --watch）",
     ),
     "tries": ("{n} tries", "尝试 {n} 次"),
+    "tried_once": ("1 try", "尝试 1 次"),
     "unknown": ("unknown exercise {name!r} (known: {known})", "没有名为 {name!r} 的练习（已有：{known}）"),
     "unknown_action": (
         "unknown action {action!r}: use {known}, or an exercise's name",
@@ -149,7 +150,7 @@ def _print_list(folder: Path, lang: str) -> None:
     for name, exercise in EXERCISES.items():
         record = progress.exercises.get(name)
         tries = record.get("tries", 0) if isinstance(record, dict) else 0
-        count = f"  ({pick(WORDS, 'tries', lang, n=tries)})" if tries else ""
+        count = f"  ({pick(WORDS, 'tried_once' if tries == 1 else 'tries', lang, n=tries)})" if tries else ""
         print(f"  {status_mark(record)} {name:<{width}}  {exercise.title(lang)}{count}")
         print(f"    {' ' * width}  {exercise_path(folder, name)}")
     print(pick(WORDS, "legend", lang))
@@ -158,12 +159,15 @@ def _print_list(folder: Path, lang: str) -> None:
 def _check_and_report(folder: Path, name: str, lang: str, stamp: bool = False) -> bool:
     """Check one exercise, print ✓/✗ with the reason (after the time, when watching), and keep the result."""
     from tutor.exercises import record_result
+    from tutor.exercises.check import WORDS as CHECK_WORDS
     from tutor.exercises.check import check_exercise
     from tutor.exercises.workspace import exercise_path
 
     result = check_exercise(name, exercise_path(folder, name))
     when = time.strftime("%H:%M:%S ") if stamp else ""
-    print(f"{when}{name}: {result.describe(lang)}", flush=True)
+    # "✓ layer_norm: all 6 reference cases …" names the exercise itself: no "layer_norm: " before it
+    named = result.values.get("function") == name and "{function}" in CHECK_WORDS[result.key][0]
+    print(f"{when}{'' if named else name + ': '}{result.describe(lang)}", flush=True)
     if result.output and not result.passed:
         print(pick(WORDS, "printed", lang))
         for line in result.output.splitlines()[-10:]:

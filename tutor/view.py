@@ -84,14 +84,16 @@ def _same_array(trace: Trace, a: str, b: str) -> bool:
 
 
 def fmt(value: float, width: int = 5) -> str:
-    """A number in `width` cells, as many decimals as fit: "+0.12", "-12.3", "+1e+03"."""
+    """A number in `width` cells, as many decimals as fit: "+0.12", "-12.3", "+1234", "+1e5" (the exponent
+    without its "+0", which would take six cells: a grid's cell would push every later one out of line)."""
     if not np.isfinite(value):
         return "−∞".rjust(width) if value < 0 else "·".rjust(width)
     for decimals in (2, 1, 0):
         text = f"{value:+.{decimals}f}"
         if len(text) <= width:
             return text.rjust(width)
-    return f"{value:+.0e}".rjust(width)
+    mantissa, exponent = f"{value:+.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}".rjust(width)
 
 
 SHADES = 32  # colour steps per sign: the digits carry the exact value, colour only the gist

@@ -83,7 +83,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         scroll_x, scroll_y = self.scroll_offset
-        whole = max(1, (width - self.label_width) // CELL)  # cells that fit whole beside the labels
+        whole = max(1, self.whole_cells(width))
         first = min(-(-scroll_x // CELL), max(0, len(self.columns) - whole))  # scrolled right to the end: all whole
         key = (y if y == 0 else y + scroll_y, first, width)
         strip = self._lines.get(key)
@@ -91,8 +91,13 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
             strip = self._lines[key] = self._draw_line(y, width, first, scroll_y)
         return strip
 
+    def whole_cells(self, width: int) -> int:
+        """Cells that fit whole beside the labels: a number is never cut at the right edge, its column is
+        left out instead (the last cell needs its five characters, not the gap after them)."""
+        return max(0, (width - self.label_width + 1) // CELL)
+
     def _draw_line(self, y: int, width: int, first: int, scroll_y: int) -> Strip:
-        n_cells = max(0, (width - self.label_width) // CELL + 1)
+        n_cells = self.whole_cells(width)
         base = self.rich_style
         if y == 0:  # the header stays on top
             label = Segment(" " * self.label_width, base)
@@ -116,7 +121,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         return strip
 
     def _draw_row(self, row: GridRow, width: int, first: int) -> Strip:
-        n_cells = max(0, (width - self.label_width) // CELL + 1)
+        n_cells = self.whole_cells(width)
         base = self.rich_style
         label_style = base + Style(bold=True, reverse=row.highlight) if row.highlight else base
         if row.values is None:

@@ -2,14 +2,16 @@
 
 With colour each series is a braille line (2×4 dots per cell) in its own colour; without colour
 (NO_COLOR) braille dots of different series look alike, so each series is drawn with its own
-marker character instead, one per cell. The legend shows colour and marker either way.
+marker character instead, one per cell. The legend shows colour and marker either way, as a
+short stroke "━*━" in the series' colour before its name. The y axis may be logarithmic
+(`log_y`): values that span 1.5 to 18 then all get room, the small differences at the bottom too.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
@@ -19,6 +21,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 Y_LABEL_WIDTH = 7  # "10.00 ┤"-style tick labels left of the plot
+# a log axis labels round numbers, the roundest first: 1, 2, 5, then 3, 1.5, … times a power of ten
+LOG_TICK_MANTISSAS = (1.0, 2.0, 5.0, 3.0, 1.5, 4.0, 7.0, 2.5, 6.0, 8.0, 9.0)
 # braille dot bits by (column, row) inside a cell: the Unicode block is 0x2800 + the sum of the bits
 _DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 
@@ -44,6 +48,22 @@ def tick_text(value: float, whole: bool = False) -> str:
     return f"{value:.0e}"
 
 
+def log_ticks(low: float, high: float, row_of: Callable[[float], int], rows: int) -> dict[int, str]:
+    """Round values between `low` and `high` (> 0) for a log axis, by row: the roundest first, each at
+    least two rows from the others; the two ends when no two round values fit."""
+    chosen: dict[int, str] = {}
+    powers = range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+    for mantissa in LOG_TICK_MANTISSAS:
+        for power in powers:
+            value = float(f"{mantissa}e{power}")  # 0.3, not 0.30000000000000004
+            row = row_of(value)
+            if low <= value <= high and 0 <= row < rows and all(abs(row - other) >= 2 for other in chosen):
+                chosen[row] = f"{value:g}"
+    if len(chosen) < 2:
+        chosen = {row_of(high): tick_text(high), row_of(low): tick_text(low)}
+    return chosen
+
+
 class LineChart(Widget):
     """Axes with tick labels, titles for both axes, a legend, and any number of series."""
 
@@ -58,6 +78,7 @@ class LineChart(Widget):
         self.y_label = ""
         self.x_range: tuple[float, float] | None = None
         self.y_range: tuple[float, float] | None = None
+        self.log_y = False
         self._strips: list[Strip] | None = None
         self._drawn_for: tuple[int, int, bool] | None = None
 
@@ -69,11 +90,14 @@ class LineChart(Widget):
         y_label: str = "",
         x_range: tuple[float, float] | None = None,
         y_range: tuple[float, float] | None = None,
+        log_y: bool = False,
     ) -> None:
-        """Replace the curves. Without a range the axes fit the data; points outside a range are clipped."""
+        """Replace the curves. Without a range the axes fit the data; points outside a range are clipped.
+        `log_y`: a logarithmic y axis (values ≤ 0 are left out)."""
         self.series = list(series)
         self.x_label, self.y_label = x_label, y_label
         self.x_range, self.y_range = x_range, y_range
+        self.log_y = log_y
         self._strips = None
         self.refresh()
 
@@ -86,17 +110,33 @@ class LineChart(Widget):
     def ranges(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """The x and y ranges the axes show: the given ones, or the data's, never empty."""
         xs = [float(x) for s in self.series for x in s.xs if math.isfinite(x)]
-        ys = [float(y) for s in self.series for y in s.ys if math.isfinite(y)]
+        ys = [float(y) for s in self.series for y in s.ys if self._plottable(y)]
         x_range = self.x_range or ((min(xs), max(xs)) if xs else (0.0, 1.0))
-        y_range = self.y_range or ((min(ys), max(ys)) if ys else (0.0, 1.0))
+        y_range = self.y_range or ((min(ys), max(ys)) if ys else ((1.0, 10.0) if self.log_y else (0.0, 1.0)))
+        if self.log_y and y_range[0] <= 0:  # a log axis starts above 0: at the lowest value it can draw
+            low = min(ys, default=1.0)
+            y_range = (low, max(y_range[1], low))
         return _widen(x_range), _widen(y_range)
 
+    def _plottable(self, y: float) -> bool:
+        return math.isfinite(y) and (y > 0 or not self.log_y)
+
+    def _axis(self, y: float) -> float:
+        """Where y sits along the y axis: y itself, or its logarithm."""
+        return math.log(y) if self.log_y else y
+
+    @staticmethod
+    def swatch(s: Series) -> str:
+        """The series in the legend: a stroke of its line (dashed for a reference line) around its marker."""
+        stroke = "╍" if s.dashed else "━"
+        return f"{stroke}{s.marker}{stroke}"
+
     def legend_lines(self, width: int) -> list[list[Segment]]:
-        """The legend: "━• name" entries, wrapped to the width."""
+        """The legend: "━•━ name" entries, wrapped to the width."""
         lines: list[list[Segment]] = [[]]
         used = 0
         for s in self.series:
-            entry = [Segment(f"{s.marker}", Style(color=s.color, bold=True)), Segment(f" {s.name}  ", Style())]
+            entry = [Segment(self.swatch(s), Style(color=s.color, bold=True)), Segment(f" {s.name}  ", Style())]
             size = sum(cell_len(seg.text) for seg in entry)
             if used and used + size > width:
                 lines.append([])
@@ -125,9 +165,18 @@ class LineChart(Widget):
         cells = self._plot_cells(plot_width, plot_height, (x0, x1), (y0, y1), braille)
 
         strips = [Strip([Segment(self.y_label, dim)]).crop(0, width).extend_cell_length(width, base)]
-        tick_rows = {round(i * (plot_height - 1) / 4): y1 - i * (y1 - y0) / 4 for i in range(5)}
+        if self.log_y:
+            dots_y = 4 if braille else 1
+            top, bottom = self._axis(y1), self._axis(y0)
+
+            def row_of(value: float) -> int:  # the row the curves put `value` in
+                return round((top - self._axis(value)) / (top - bottom) * (plot_height * dots_y - 1)) // dots_y
+
+            tick_rows = log_ticks(y0, y1, row_of, plot_height)
+        else:
+            tick_rows = {round(i * (plot_height - 1) / 4): tick_text(y1 - i * (y1 - y0) / 4) for i in range(5)}
         for row in range(plot_height):
-            label = f"{tick_text(tick_rows[row]):>6}┤" if row in tick_rows else "      │"
+            label = f"{tick_rows[row]:>6}┤" if row in tick_rows else "      │"
             segments = [Segment(label, dim)]
             for text, style in cells[row]:
                 segments.append(Segment(text, base + style if style else base))
@@ -140,7 +189,8 @@ class LineChart(Widget):
             start = min(max(0, round(fraction * (plot_width - 1)) - len(text) // 2), max(0, plot_width - len(text)))
             ticks[start : start + len(text)] = list(text)
         strips.append(Strip([Segment(" " * Y_LABEL_WIDTH + "".join(ticks), dim)]).crop(0, width))
-        strips.append(Strip([Segment(self.x_label.rjust(width), dim)]).crop(0, width))
+        x_title = " " * max(0, width - cell_len(self.x_label)) + self.x_label  # by cells: 训练步数 takes eight
+        strips.append(Strip([Segment(x_title, dim)]).crop(0, width))
         for line in legend:  # every segment styled: NO_COLOR's filter cannot take a segment without a style
             segments = [Segment(" ", base), *(Segment(seg.text, base + seg.style) for seg in line)]
             strips.append(Strip(segments).crop(0, width).extend_cell_length(width, base))
@@ -159,16 +209,16 @@ class LineChart(Widget):
         columns, rows = plot_width * dots_x, plot_height * dots_y
         bits = [[0] * plot_width for _ in range(plot_height)]
         owner: list[list[Series | None]] = [[None] * plot_width for _ in range(plot_height)]
-        (x0, x1), (y0, y1) = x_range, y_range
+        (x0, x1), (y0, y1) = x_range, (self._axis(y_range[0]), self._axis(y_range[1]))
 
         def to_dot(x: float, y: float) -> tuple[float, float]:
-            return (x - x0) / (x1 - x0) * (columns - 1), (y1 - y) / (y1 - y0) * (rows - 1)
+            return (x - x0) / (x1 - x0) * (columns - 1), (y1 - self._axis(y)) / (y1 - y0) * (rows - 1)
 
         for s in reversed(self.series):  # the first series ends on top where curves cross
             points = [
                 to_dot(float(x), float(y))
                 for x, y in zip(s.xs, s.ys, strict=True)
-                if math.isfinite(x) and math.isfinite(y)
+                if math.isfinite(x) and self._plottable(float(y))
             ]
             if len(points) == 1:
                 points = points * 2

@@ -3,17 +3,52 @@
 from __future__ import annotations
 
 import numpy as np
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
+from model import Step
 from tutor.i18n import EMBED_FORMULAS, FORMULAS, t
 from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 
 
+def hooks_line(step: Step, lang: str, width: int) -> str:
+    """ "reads A adds B → writes C" in `width` cells, C always whole: what is written is the hook to look
+    up in a trace. Narrower, the read hooks lose the block prefix they share with C ("…hook_mlp_out"),
+    then their words ("A + B → writes C"), then their end ("…"); `width` 0 (not laid out yet) is no limit."""
+    tail = f" → {t('writes', lang)} {step.out_hook}"
+    reads = [(t("reads", lang), step.in_hook)] + ([(t("adds", lang), step.added_hook)] if step.added_hook else [])
+
+    def head(names: list[tuple[str, str]]) -> str:
+        return " ".join(f"{word} {name}" for word, name in names)
+
+    line = head(reads) + tail
+    if not width or cell_len(line) <= width:
+        return line
+    parts = step.out_hook.split(".")
+    prefix = ".".join(parts[:2]) + "." if parts[0] == "blocks" and len(parts) > 2 else None
+    if prefix:
+        reads = [(word, "…" + name.removeprefix(prefix) if name.startswith(prefix) else name) for word, name in reads]
+    line = head(reads) + tail
+    if cell_len(line) <= width:
+        return line
+    line = " + ".join(name for _, name in reads) + tail  # "…hook_resid_mid + …hook_mlp_out → writes …"
+    if cell_len(line) <= width:
+        return line
+    room = width - cell_len(tail) - 1  # a cell for "…"
+    if room >= cell_len(t("reads", lang)) + 2:
+        return set_cell_size(head(reads), room).rstrip() + "…" + tail
+    return tail.lstrip()  # too narrow for anything but what is written (cut by the widget's own ellipsis)
+
+
 class StepInfo(LiveStatic):
     DEFAULT_CSS = "StepInfo { height: 4; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
 
+    _view: View | None = None
+
     def show(self, view: View) -> None:
+        self._view = view
+        self.redraw = self._show_again  # the hooks' line is made for a width: made again for a new one
         step, lang = view.step, view.lang
         text = Text.assemble(
             (t("step_of", lang, i=step.index, n=len(view.trace.steps) - 1) + " · ", "dim"),
@@ -23,10 +58,7 @@ class StepInfo(LiveStatic):
             no_wrap=True,
             overflow="ellipsis",
         )
-        text.append(f"\n{t('reads', lang)} {step.in_hook}", style="dim")
-        if step.added_hook:
-            text.append(f" {t('adds', lang)} {step.added_hook}", style="dim")
-        text.append(f" → {t('writes', lang)} {step.out_hook}", style="dim")
+        text.append("\n" + hooks_line(step, lang, self.available_width), style="dim")
         if view.n_tokens:
             before = view.trace[step.in_hook][view.token].astype(np.float64)
             after = view.trace[step.out_hook][view.token].astype(np.float64)
@@ -34,3 +66,7 @@ class StepInfo(LiveStatic):
             text.append(f"‖x‖ {np.linalg.norm(before):.3f} → {np.linalg.norm(after):.3f}", style="bold")
             text.append(f"   μ {before.mean():+.3f} → {after.mean():+.3f}   σ {before.std():.3f} → {after.std():.3f}")
         self.show_content(text, "four lines")
+
+    def _show_again(self) -> None:
+        if self._view is not None:
+            self.show(self._view)

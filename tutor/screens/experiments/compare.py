@@ -48,13 +48,19 @@ WORDS: dict[str, tuple[str, str]] = {
     "ratio_note": ("ratio = right / left; ≥ ×{far} or ≤ ×{near} in bold", "比值 = 右 / 左；≥ ×{far} 或 ≤ ×{near} 加粗"),
     "ln_title": ("LayerNorm: μ and σ of what each norm reads", "LayerNorm：每个归一化读入的 μ 和 σ"),
     "next_title": ("next-token guesses after token {pos}", "词元 {pos} 之后的下一个词元猜测"),
-    "wiring": (
-        "{name}: {norm} · positions {positional} · {residual}",
-        "{name}：{norm} · 位置编码 {positional} · {residual}",
-    ),
+    "wiring": ("{name}: {norm} · {positional} · {residual}", "{name}：{norm} · {positional} · {residual}"),
+    # each block as the model computes it: x + … only where there is a residual to add to
     "pre": ("pre-norm x + F(LN(x))", "pre-norm x + F(LN(x))"),
+    "pre_nores": ("pre-norm F(LN(x))", "pre-norm F(LN(x))"),
     "post": ("post-norm LN(x + F(x))", "post-norm LN(x + F(x))"),
-    "none": ("no LayerNorm", "没有 LayerNorm"),
+    "post_nores": ("post-norm LN(F(x))", "post-norm LN(F(x))"),
+    "none": ("no LayerNorm, x + F(x)", "没有 LayerNorm，x + F(x)"),
+    "none_nores": ("no LayerNorm, F(x)", "没有 LayerNorm，F(x)"),
+    "pos_sinusoidal": ("sinusoidal positions", "正弦位置编码"),
+    "pos_learned": ("learned positions", "可学习的位置向量"),
+    "pos_rope": ("RoPE positions (rotated q, k)", "RoPE 位置编码（旋转 q、k）"),
+    "pos_none": ("no positional encoding", "没有位置编码"),
+    "pos_base": ("{positional}, base {base}", "{positional}，base {base}"),
     "residual": ("residual", "有残差"),
     "no_residual": ("NO residual", "没有残差"),
     "same_top": ("Both guess {piece} first.", "两个模型的第一猜测都是 {piece}。"),
@@ -287,19 +293,7 @@ class CompareScreen(PromptExperimentScreen):
         lines = []
         if ready.left is ready.right:
             lines.append(Text(pick(WORDS, "same_model", lang, name=ready.left.name), style="bold"))
-        wiring = [
-            pick(
-                WORDS,
-                "wiring",
-                lang,
-                name=gpt.name,
-                norm=pick(WORDS, gpt.config.norm, lang),
-                positional=gpt.config.positional,
-                residual=pick(WORDS, "residual" if gpt.config.residual else "no_residual", lang),
-            )
-            for gpt in (ready.left, ready.right)
-        ]
-        lines += [Text(line, style="dim") for line in wiring]
+        lines += [Text(wiring(gpt, lang), style="dim") for gpt in (ready.left, ready.right)]
         left_top = ready.left_trace.top_k(1, tokens[0])[0]
         right_top = ready.right_trace.top_k(1, tokens[1])[0]
         if left_top[1] == right_top[1]:
@@ -400,6 +394,21 @@ class CompareScreen(PromptExperimentScreen):
     @staticmethod
     def guess(piece: str, only_here: bool) -> Text:
         return Text(f"{visible_piece(piece)} {'≠' if only_here else ' '}", style="bold yellow" if only_here else "")
+
+
+def wiring(gpt: GPT, lang: str) -> str:
+    """How a model is wired, as a person would write it: "noresidual: pre-norm F(LN(x)) · sinusoidal
+    positions · NO residual" (no "x +" where there is no residual), "no positional encoding"."""
+    config = gpt.config
+    norm = config.norm if config.residual else f"{config.norm}_nores"
+    positional = pick(WORDS, f"pos_{config.positional}", lang)
+    if config.positional in ("sinusoidal", "rope") and config.pos_base != 10000:
+        base = f"{config.pos_base:g}".replace("e+0", "e").replace("e+", "e")  # 10, 1e6
+        positional = pick(WORDS, "pos_base", lang, positional=positional, base=base)
+    residual = pick(WORDS, "residual" if config.residual else "no_residual", lang)
+    return pick(
+        WORDS, "wiring", lang, name=gpt.name, norm=pick(WORDS, norm, lang), positional=positional, residual=residual
+    )
 
 
 def ratio_text(left: float, right: float) -> str:

@@ -58,10 +58,34 @@ WORDS: dict[str, tuple[str, str]] = {
     "step_y": ("5 γ and β", "5 γ 与 β"),
     "xhat_formula": ("x̂ = (x − μ) / √(σ² + ε): the x̂ column", "x̂ = (x − μ) / √(σ² + ε)：见 x̂ 列"),
     "y_formula": ("y = γ · x̂ + β: the y column", "y = γ · x̂ + β：见 y 列"),
-    "norm_line": (
-        "‖x̂‖ = {norm} against √d = √{d} = {root}: x̂ has mean {mean} and variance σ²/(σ²+ε) = {var}, so Σ x̂ⱼ² ≈ d.",
-        "‖x̂‖ = {norm}，对比 √d = √{d} = {root}：x̂ 的均值为 {mean}，方差 σ²/(σ²+ε) = {var}，所以 Σ x̂ⱼ² ≈ d。",
+    # ‖x̂‖ against √d: which of the three cases the numbers are (see `norm_sentence`)
+    "norm_close": (
+        "‖x̂‖ = {norm} against √d = √{d} = {root}: x̂ has mean {mean} and variance σ²/(σ²+ε) = {ratio}, "
+        "so Σ x̂ⱼ² = d · {ratio} ≈ d.",
+        "‖x̂‖ = {norm}，对比 √d = √{d} = {root}：x̂ 的均值为 {mean}，方差 σ²/(σ²+ε) = {ratio}，"
+        "所以 Σ x̂ⱼ² = d · {ratio} ≈ d。",
     ),
+    "norm_constant": (
+        "‖x̂‖ = {norm}, not √d = √{d} = {root}: every xⱼ equals μ, so σ = 0 and every x − μ is 0; "
+        "x̂ = 0 / √(0 + ε) = 0. ε = {eps} is what keeps this division finite (without it: 0 / 0).",
+        "‖x̂‖ = {norm}，不是 √d = √{d} = {root}：每个 xⱼ 都等于 μ，所以 σ = 0，每个 x − μ 都是 0；"
+        "x̂ = 0 / √(0 + ε) = 0。是 ε = {eps} 让这个除法保持有限（没有它就是 0 / 0）。",
+    ),
+    "norm_rounding": (
+        "‖x̂‖ = {norm} ≈ 0, not √d = √{d} = {root}: every xⱼ is the same number, so σ² is 0 but for "
+        "float rounding ({var}); x̂ = (x − μ) / √(σ² + ε) ≈ 0 / √ε ≈ 0. ε = {eps} is what keeps this division "
+        "finite.",
+        "‖x̂‖ = {norm} ≈ 0，不是 √d = √{d} = {root}：每个 xⱼ 都是同一个数，σ² 只剩浮点舍入误差（{var}），"
+        "本应是 0；x̂ = (x − μ) / √(σ² + ε) ≈ 0 / √ε ≈ 0。是 ε = {eps} 让这个除法保持有限。",
+    ),
+    "norm_between": (
+        "‖x̂‖ = {norm}, below √d = √{d} = {root}: {against}, so x̂'s variance "
+        "σ²/(σ²+ε) = {ratio} is below 1 and ‖x̂‖ = √(d · {ratio}). With ε = 0 it would be √d exactly.",
+        "‖x̂‖ = {norm}，小于 √d = √{d} = {root}：{against}，所以 x̂ 的方差 "
+        "σ²/(σ²+ε) = {ratio} 小于 1，‖x̂‖ = √(d · {ratio})。若 ε = 0，它正好是 √d。",
+    ),
+    "smaller": ("σ² = {var} is smaller than ε = {eps}", "σ² = {var} 小于 ε = {eps}"),
+    "not_negligible": ("ε = {eps} is not negligible next to σ² = {var}", "ε = {eps} 相对 σ² = {var} 不可忽略"),
     "source": (
         "Computed by model.norm.layer_norm (its hooks hook_mean, hook_scale, hook_xhat, hook_normalized), in float64.",
         "由 model.norm.layer_norm 计算（读取它的钩子 hook_mean、hook_scale、hook_xhat、hook_normalized），float64。",
@@ -138,6 +162,36 @@ def work_out(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> 
     return Worked(
         x, gamma, beta, eps, mean, var, float(seen["hook_scale"][0]), seen["hook_xhat"], seen["hook_normalized"]
     )
+
+
+CLOSE = 0.999  # ‖x̂‖ / √d from here on is "≈ √d": σ² is at least about 500 ε
+
+
+def norm_sentence(w: Worked, lang: str) -> str:
+    """What ‖x̂‖ says, against √d, in words chosen by the numbers themselves: close to √d (σ² ≫ ε), 0
+    (a constant vector: σ = 0, and ε alone keeps x̂ = 0 / √(0 + ε) finite), or in between (σ² not large
+    next to ε, which then shrinks x̂)."""
+    d = len(w.x)
+    norm, root = float(np.linalg.norm(w.x_hat)), math.sqrt(d)
+    values = dict(
+        norm=number_text(norm),
+        d=d,
+        root=number_text(root),
+        mean=number_text(round(float(w.x_hat.mean()), 10)),  # 1e-17 is rounding, not a mean
+        ratio=number_text(float((w.x_hat**2).mean()), 6),  # x̂'s variance, σ²/(σ²+ε), from x̂ itself
+        var=number_text(w.var),
+        eps=f"{w.eps:g}",
+    )
+    if w.var == 0:
+        key = "norm_constant"
+    elif bool(np.all(w.x == w.x[0])):  # the same number d times, yet μ came out a rounding off it
+        key = "norm_rounding"
+    elif norm >= CLOSE * root:
+        key = "norm_close"
+    else:
+        key = "norm_between"
+        values["against"] = pick(WORDS, "smaller" if w.var < w.eps else "not_negligible", lang, **values)
+    return pick(WORDS, key, lang, **values)
 
 
 class LayerNormCalcScreen(ExperimentScreen):
@@ -287,19 +341,12 @@ class LayerNormCalcScreen(ExperimentScreen):
                     )
                 ),
             )
-        norm = float(np.linalg.norm(w.x_hat))
-        norm_line = self.words(
-            "norm_line",
-            norm=number_text(norm),
-            d=d,
-            root=number_text(math.sqrt(d)),
-            mean=number_text(round(float(w.x_hat.mean()), 10)),  # 1e-17 is rounding, not a mean
-            var=number_text(float((w.x_hat**2).mean()), 6),
-        )
+        norm_line = norm_sentence(w, self.lang)
         parts = [steps, Text(""), Text(norm_line), Text(self.words("source"), style="dim"), Text(""), table]
         if self.model_note:  # on top: the table below is as long as the model is wide
             parts.insert(0, Text(self.model_note, style="italic"))
-        self.query_one("#ln-result", LiveStatic).show_content(Group(*parts), (d, bool(self.model_note)))
+        # the sentences wrap by their words: a new sentence may take another number of lines
+        self.query_one("#ln-result", LiveStatic).show_content(Group(*parts), (d, self.model_note, norm_line))
 
     # -- actions ------------------------------------------------------------------------------
 

@@ -40,28 +40,25 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "run_live": ("Run live", "现场训练"),
     "cancel_live": ("Cancel", "取消"),
     "toggle_view": ("Stored/live", "已存/现场"),
-    "toggle_all": ("All/pair", "全部/两个"),
+    "next_family": ("Curves", "曲线"),
 }
 
 WORDS: dict[str, tuple[str, str]] = {
     "stored_title": (
-        "Validation loss of the shipped models while they trained ({steps} steps of {tokens} tokens each)",
+        "Validation loss while the shipped models trained ({steps} steps of {tokens} tokens)",
         "各发布模型训练时的验证损失（{steps} 步，每步 {tokens} 个词元）",
     ),
-    "pair_note": ("Showing tiny and noresidual only — a shows all.", "只显示 tiny 和 noresidual —— 按 a 显示全部。"),
-    "all_note": (
-        "All shipped variants — a shows tiny vs noresidual.",
-        "全部发布变体 —— 按 a 只看 tiny 和 noresidual。",
-    ),
+    "family_note": ("Curves: {family} — f shows {following}.", "曲线：{family} —— 按 f 换成 {following}。"),
+    "family_pair": ("{a} vs {b}", "{a} 对比 {b}"),
+    "family_depth": ("the {n} models of {blocks} blocks", "{blocks} 块的 {n} 个模型"),
     "no_stored": ("No shipped model carries a training record.", "没有发布模型带有训练记录。"),
     "x_label": ("training step →", "训练步数 →"),
-    "y_label": ("loss (nats per token)", "损失（每个词元的 nats）"),
+    "y_label": ("loss (nats per token, log scale)", "损失（每个词元的 nats，对数刻度）"),
     "unigram": ("unigram baseline", "一元基线"),
     "bigram": ("bigram baseline", "二元基线"),
     "live_idle": (
-        "Live: press r to train tiny and noresidual for {steps} steps ({tokens} tokens a step, "
-        "smaller than the shipped run), side by side.",
-        "现场训练：按 r，同时训练 tiny 和 noresidual {steps} 步（每步 {tokens} 个词元，比发布模型的训练小）。",
+        "Live: r trains tiny and noresidual side by side, {steps} steps of {tokens} tokens.",
+        "现场训练：按 r 同时训练 tiny 和 noresidual，{steps} 步，每步 {tokens} 个词元。",
     ),
     "live_preparing": ("Live: reading the corpus…", "现场训练：正在读取语料…"),
     "live_running": (
@@ -89,26 +86,31 @@ WORDS: dict[str, tuple[str, str]] = {
     "live_view": ("Live", "现场"),
 }
 
-SERIES_LOOK: dict[str, tuple[str, str]] = {  # variant → (colour, marker for NO_COLOR and the legend)
-    "tiny": ("green", "*"),
-    "learned": ("cyan", "+"),
-    "rope": ("magenta", "o"),
-    "nope": ("yellow", "x"),
-    "postnorm": ("blue", "#"),
-    "nonorm": ("bright_white", "%"),
-    "noresidual": ("red", "@"),
-    "base10": ("bright_cyan", "1"),
-    "base1e6": ("bright_magenta", "6"),
-    "deep": ("bright_green", "D"),
-    "deep-postnorm": ("bright_blue", "P"),
-    "deep-postnorm-nowarmup": ("bright_yellow", "W"),
-    "deep-nowarmup": ("yellow", "w"),
-    "deep-nonorm-nowarmup": ("bright_white", "n"),
-    "deep-nonorm": ("white", "N"),
-    "deep-noresidual": ("bright_red", "R"),
-    "deep-lr1e-3": ("green", "d"),
-    "deep-postnorm-lr1e-3": ("blue", "p"),
+# variant → (colour, marker for NO_COLOR and the legend). No two alike: the colours are points of the
+# xterm 256-colour cube, so a terminal of 256 colours shows them as they are (named colours such as
+# "red" and "magenta" go through the terminal's theme and may come out as one), and within a family
+# (see `families`) they are far apart in hue.
+SERIES_LOOK: dict[str, tuple[str, str]] = {
+    "tiny": ("#00d700", "*"),
+    "learned": ("#00d7d7", "+"),
+    "rope": ("#d75fd7", "o"),
+    "nope": ("#d7d700", "x"),
+    "postnorm": ("#5f87ff", "#"),
+    "noresidual": ("#ff5f5f", "@"),
+    "nonorm": ("#ff8700", "%"),
+    "base10": ("#af87ff", "1"),
+    "base1e6": ("#ff87af", "6"),
+    "deep": ("#87d700", "D"),
+    "deep-postnorm": ("#8787ff", "P"),
+    "deep-postnorm-nowarmup": ("#ff5fd7", "W"),
+    "deep-nowarmup": ("#00afff", "w"),
+    "deep-nonorm-nowarmup": ("#d7875f", "n"),
+    "deep-nonorm": ("#ffaf00", "N"),
+    "deep-noresidual": ("#d70000", "R"),
+    "deep-lr1e-3": ("#d7af87", "d"),
+    "deep-postnorm-lr1e-3": ("#5fd7af", "p"),
 }
+BASELINE_LOOK = {"unigram": ("#a8a8a8", "-"), "bigram": ("#767676", "=")}  # two greys: which line is which
 PAIR = ("tiny", "noresidual")  # the lesson's comparison: with and without the residual connections
 
 
@@ -121,6 +123,7 @@ class TrainingRecord:
     baselines: dict[str, float]
     steps: int
     tokens_per_step: int
+    n_layers: int = 0  # from the checkpoint's config: the families go by depth
 
 
 def read_training_record(path: Path) -> TrainingRecord | None:
@@ -134,8 +137,9 @@ def read_training_record(path: Path) -> TrainingRecord | None:
             baselines={k: float(v) for k, v in info["baselines"].items()},
             steps=int(info["step"]),
             tokens_per_step=int(info["tokens_per_step"]),
+            n_layers=int(json.loads(metadata.get("config", "{}")).get("n_layers", 0)),
         )
-    except (WeightsError, KeyError, TypeError, ValueError):
+    except (WeightsError, KeyError, TypeError, ValueError, AttributeError):
         return None
 
 
@@ -145,6 +149,32 @@ def shipped_records() -> list[TrainingRecord]:
     names = sorted(shipped_models(), key=lambda n: (order.get(n, len(order)), n))
     records = [read_training_record(SHIPPED_DIR / f"{name}.safetensors") for name in names]
     return [r for r in records if r is not None]
+
+
+@dataclass(frozen=True)
+class Family:
+    """Curves shown together: few enough for a legend and a plot that 80×24 can read."""
+
+    key: str  # a WORDS key
+    names: tuple[str, ...]
+    values: dict[str, object] = field(default_factory=dict)
+
+    def label(self, lang: str) -> str:
+        return pick(WORDS, self.key, lang, **self.values)
+
+
+def families(records: list[TrainingRecord]) -> list[Family]:
+    """The lesson's pair (tiny vs noresidual), then the models of each depth: together they show every
+    curve, and none holds more than a legend and a plot that 80×24 can read (all eighteen at once
+    leave the plot four rows there)."""
+    names = [r.name for r in records]
+    found: list[Family] = []
+    if all(name in names for name in PAIR):
+        found.append(Family("family_pair", PAIR, {"a": PAIR[0], "b": PAIR[1]}))
+    for blocks in sorted({r.n_layers for r in records}):
+        group = tuple(r.name for r in records if r.n_layers == blocks)
+        found.append(Family("family_depth", group, {"n": len(group), "blocks": blocks}))
+    return found
 
 
 @dataclass(frozen=True)
@@ -233,7 +263,7 @@ class TrainingScreen(ExperimentScreen):
         Binding("r", "run_live", "Run live"),
         Binding("c", "cancel_live", "Cancel"),
         Binding("v", "toggle_view", "Stored/live"),
-        Binding("a", "toggle_all", "All/pair"),
+        Binding("f", "next_family", "Curves"),
     ]
     DEFAULT_CSS = """
     TrainingScreen #training-note { height: auto; padding: 0 1; color: $text-muted; }
@@ -246,7 +276,8 @@ class TrainingScreen(ExperimentScreen):
         localize_bindings(self, KEY_WORDS, lang)
         self.records = shipped_records()
         self.showing_live = False
-        self.showing_all = True
+        self.families = families(self.records)
+        self.family = 0  # the lesson's pair first: lesson 7 links here to compare tiny and noresidual
         self.live: LiveCurves | None = None
         self._run_counter = 0
         self._stop = threading.Event()
@@ -276,14 +307,17 @@ class TrainingScreen(ExperimentScreen):
     def _draw_stored(self) -> None:
         note = self.query_one("#training-note", Static)
         chart = self.query_one("#training-chart", LineChart)
-        records = [r for r in self.records if self.showing_all or r.name in PAIR]
-        if not records:
+        if not self.families:
             note.update(self.words("no_stored"))
             chart.set_series([])
             return
+        family = self.families[self.family]
+        records = [r for r in self.records if r.name in family.names]
         first = records[0]
         title = self.words("stored_title", steps=first.steps, tokens=first.tokens_per_step)
-        note.update(f"{title}\n{self.words('all_note' if self.showing_all else 'pair_note')}")
+        following = self.families[(self.family + 1) % len(self.families)]
+        shown = self.words("family_note", family=family.label(self.lang), following=following.label(self.lang))
+        note.update(f"{title}\n{shown}")
         series = [self._curve(r.name, r.val_loss) for r in records]
         series += self._baselines(first.baselines, (0, first.steps))
         chart.set_series(
@@ -291,7 +325,8 @@ class TrainingScreen(ExperimentScreen):
             x_label=self.words("x_label"),
             y_label=self.words("y_label"),
             x_range=(0, max(r.steps for r in records)),
-            y_range=self._y_range(series, first.baselines),
+            y_range=self._y_range(series),
+            log_y=True,
         )
 
     def _draw_live(self, live: LiveCurves) -> None:
@@ -306,34 +341,36 @@ class TrainingScreen(ExperimentScreen):
             x_label=self.words("x_label"),
             y_label=self.words("y_label"),
             x_range=(0, settings.steps),
-            y_range=self._y_range(series, live.baselines),
+            y_range=self._y_range(series),
+            log_y=True,
         )
 
     def _curve(self, name: str, points: list[tuple[int, float]]) -> Series:
-        colour, marker = SERIES_LOOK.get(name, ("white", "?"))
+        colour, marker = SERIES_LOOK.get(name, ("#d0d0d0", "?"))
         label = f"{name} {points[-1][1]:.3f}" if points else name
         return Series(label, [p[0] for p in points], [p[1] for p in points], colour, marker)
 
     def _baselines(self, baselines: dict[str, float], x_span: tuple[int, int]) -> list[Series]:
-        looks = {"unigram": ("bright_black", "-"), "bigram": ("bright_black", "=")}
         return [
             Series(
-                f"{self.words(key)} {baselines[key]:.3f}", x_span, (baselines[key], baselines[key]), *looks[key], True
+                f"{self.words(key)} {baselines[key]:.3f}",
+                x_span,
+                (baselines[key], baselines[key]),
+                *BASELINE_LOOK[key],
+                True,
             )
             for key in ("unigram", "bigram")
             if key in baselines
         ]
 
     @staticmethod
-    def _y_range(series: list[Series], baselines: dict[str, float]) -> tuple[float, float] | None:
-        """From the lowest loss to a little above the unigram baseline: the first steps' losses
-        (about ln(vocabulary) and higher) would squash every later difference into one row."""
-        ys = [y for s in series for y in s.ys]
+    def _y_range(series: list[Series]) -> tuple[float, float] | None:
+        """Every loss, the first (about 10 nats, higher for some) and the last, with a little room: on the
+        log axis the start and the small differences near the end both show."""
+        ys = [y for s in series for y in s.ys if y > 0]
         if not ys:
             return None
-        top = baselines.get("unigram", max(ys)) + 0.75
-        low = min([*ys, baselines.get("bigram", min(ys)) - 0.25])  # room below the bigram line from the start
-        return (max(0.0, low - 0.1), max(top, low + 0.5))
+        return (min(ys) / 1.05, max(ys) * 1.05)
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -341,8 +378,10 @@ class TrainingScreen(ExperimentScreen):
         self.showing_live = not self.showing_live
         self.redraw()
 
-    def action_toggle_all(self) -> None:
-        self.showing_all = not self.showing_all
+    def action_next_family(self) -> None:
+        """f: the next family of stored curves (the live run's pair is always the pair)."""
+        if self.families:
+            self.family = (self.family + 1) % len(self.families)
         self.showing_live = False
         self.redraw()
 

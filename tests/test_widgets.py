@@ -1,0 +1,106 @@
+"""The widgets alone, each in an app of its own and at many widths: what the learner reads is never cut."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from conftest import TOKENIZER, random_params, small_config
+from test_app import screen_text
+from textual.app import App, ComposeResult
+from textual.widget import Widget
+
+import model
+from model import GPT
+from tutor.view import View, fmt
+from tutor.widgets.heatmap import GridRow, HeatmapGrid
+from tutor.widgets.step_bar import StepBar, short_name
+from tutor.widgets.step_info import StepInfo
+
+
+class Host(App[None]):
+    """One widget on an empty screen."""
+
+    def __init__(self, widget: Widget) -> None:
+        super().__init__()
+        self.widget = widget
+
+    def compose(self) -> ComposeResult:
+        yield self.widget
+
+
+def twelve_blocks() -> GPT:
+    """GPT-2's depth, so that hook names run to blocks.11.hook_resid_post."""
+    config = small_config(n_layers=12)
+    return GPT(config, random_params(config), TOKENIZER, name="twelve")
+
+
+@pytest.mark.parametrize("width", [24, 60, 78])
+async def test_step_bar_shows_whole_step_names_and_the_current_one(width: int) -> None:
+    steps = twelve_blocks().steps
+    names = [short_name(step) for step in steps]
+    bar = StepBar()
+    async with Host(bar).run_test(size=(width, 4)) as pilot:
+        for current in [*range(len(steps)), *reversed(range(len(steps)))]:  # forward to the end, and back
+            bar.show(steps, current)
+            await pilot.pause()
+            markers, chips = screen_text(pilot.app).split("\n")[:2]
+            first, end = bar.window(width)
+            assert first <= current < end
+            shown = chips.split()
+            assert shown == [*(["‹"] if first else []), *names[first:end], *(["›"] if end < len(steps) else [])], (
+                current,
+                chips,
+            )
+            assert end == len(steps) or first == 0 or end - first >= 2  # room for some context, not one chip
+            tokens = [m for m in re.finditer(r"\S+", chips) if m.group() not in "‹›"]
+            for marker in re.finditer(r"B(\d+)", markers):  # each block's marker sits on a chip of that block
+                chip = next(i for i, token in enumerate(tokens) if token.start() == marker.start())
+                assert steps[first + chip].block == int(marker.group(1)), (current, markers, chips)
+            in_view = {steps[i].block for i in range(first, end)} - {None}
+            assert sorted(int(m.group(1)) for m in re.finditer(r"B(\d+)", markers)) == sorted(in_view)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("width", [52, 60, 72, 80, 120])
+async def test_step_info_never_cuts_the_hook_it_writes(lang: str, width: int) -> None:
+    gpt = twelve_blocks()
+    trace = gpt.run("猫追狗")
+    info = StepInfo()
+    async with Host(info).run_test(size=(width, 6)) as pilot:
+        for step in trace.steps:
+            info.show(View(gpt, trace, step.index, 2, 0, lang))
+            await pilot.pause()
+            line = screen_text(pilot.app).split("\n")[2].rstrip()
+            writes = "写入" if lang == "zh" else "writes"
+            assert line.endswith(f"→ {writes} {step.out_hook}"), (step.name, line)
+            reads = [step.in_hook, *([step.added_hook] if step.added_hook else [])]
+            full = f" {'加上' if lang == 'zh' else 'adds'} ".join(reads)
+            if len(line) + 20 < width:  # room to spare: the whole line, the read hooks whole
+                assert full in line, (step.name, line)
+
+
+@pytest.mark.parametrize("width", range(24, 36))  # every width modulo a cell of six
+async def test_heatmap_drops_a_column_rather_than_cut_a_number(width: int) -> None:
+    values = np.random.default_rng(width).normal(0, 3, 40)
+    values[5] = -123456.0  # the widest a cell holds: "-1e5"
+    grid = HeatmapGrid(label_width=6)
+    async with Host(grid).run_test(size=(width, 6)) as pilot:
+        grid.set_rows([GridRow("row", values)], [str(j) for j in range(len(values))])
+        await pilot.pause()
+        header, row = screen_text(pilot.app).split("\n")[:2]
+        numbers = row[6:].split()
+        assert numbers == [fmt(v).strip() for v in values[: len(numbers)]], (width, row)
+        assert header.split() == [str(j) for j in range(len(numbers))]  # a column is shown whole, or not at all
+        assert len(numbers) == (width - 6 + 1) // 6  # every column that fits whole is there
+
+
+def test_fmt_keeps_to_its_width() -> None:
+    for value in (0.123, -12.34, 1234.0, -99999.0, 123456.0, 3.2e12, -7e15):
+        assert len(fmt(value)) == 5, (value, fmt(value))
+    assert fmt(123456.0) == " +1e5" and fmt(-3.2e12) == "-3e12"
+
+
+def test_tiny_has_the_names_the_bar_tests_use() -> None:
+    assert [short_name(s) for s in model.load("tiny").steps][:4] == ["emb", "LN1", "attn", "+"]
