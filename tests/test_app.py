@@ -305,7 +305,8 @@ async def test_language_switch_and_progress_are_kept(store, content) -> None:
         await settle(pilot)
         assert app.lang == "zh" and "示例课" in screen_text(app)
         await pilot.press("down")
-        await pilot.press("f8")  # the last lesson: marks it done
+        await pilot.press(*["alt+down"] * 5)  # to the end of the lesson
+        await pilot.press("f8")  # the last lesson, read: marks it done
         await settle(pilot)
     saved, notice = store.load()
     assert notice is None and saved.done == ["demo"]
@@ -333,15 +334,20 @@ async def test_layouts_at_each_size(store, content, size) -> None:
     app = make_app(store, content)
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
+        main = app.main
+        assert main.query_one("#lesson").display  # a new learner starts on the lesson, in any window
+        assert main.query_one("#work").display == (size[0] >= 110)  # a small one has the panels behind F3
+        if size[0] < 110:  # F3 swaps the lesson for the panels
+            await pilot.press("f3")
+            await pilot.pause()
+            assert not main.query_one("#lesson").display and main.query_one("#work").display
         text = screen_text(app)
         assert "Step" in text and "猫" not in text.split("\n")[0]
-        lesson_visible = app.main.query_one("#lesson").display
-        assert lesson_visible == (size[0] >= 110)
         await pilot.press("f3")
         await pilot.pause()
-        if size[0] < 110:  # F3 swaps the panels for the lesson
-            assert app.main.query_one("#lesson").display and not app.main.query_one("#work").display
-        assert app.main.query_one("#side").display == (size[0] >= 170)
+        if size[0] < 110:  # and back
+            assert main.query_one("#lesson").display and not main.query_one("#work").display
+        assert main.query_one("#side").display == (size[0] >= 170)
 
 
 async def test_a_tiny_terminal_gets_a_notice_not_a_crash(store) -> None:
@@ -566,7 +572,7 @@ async def test_in_a_small_window_the_lesson_shown_by_f3_takes_the_keys(store) ->
     app = make_app(store, content_dir())
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("f3")  # the lesson fills the window
+        await pilot.press("f3", "f3")  # the panels, then the lesson again: it fills the window
         lesson = app.main.query_one(LessonView)
         assert app.focused is lesson
         await pilot.press("pagedown", "down")

@@ -33,7 +33,10 @@ def test_snapshot(snap_compare, tmp_path: Path, lang: str, size: tuple[int, int]
     async def run_before(pilot) -> None:
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
-        for key in STATES[state]:
+        keys = STATES[state]
+        if keys and size[0] < 110:  # a new learner's small window shows the lesson: F3 for the panels
+            keys = ["f3", *keys]
+        for key in keys:
             await pilot.press(key)
             await pilot.app.workers.wait_for_complete()
         await pilot.pause()

@@ -26,17 +26,25 @@ from textual.widgets import Input
 import model
 from model import GPT
 from tutor import cjk_wrap
-from tutor.i18n import t
+from tutor.i18n import pick, t
 from tutor.lessons import MODEL_VARIANTS, Lesson, load_lessons, parse_link
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
 from tutor.quiz import lesson_quiz
+from tutor.quiz import passed as quiz_passed
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
 from tutor.terminal_diff import ScreenModel
+from tutor.widgets.lesson_view import LessonView
 
 cjk_wrap.install()
 SAVE_DELAY = 0.5  # seconds
+WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+    "not_done": (
+        "Not marked done: read the lesson to its end, or pass its quick check (F10).",
+        "本课还没有标记为完成：读到课文末尾，或者通过小测验（F10）。",
+    ),
+}
 
 
 class TutorCommands(Provider):
@@ -104,6 +112,9 @@ class TutorApp(App[None]):
         self.store.lang = lang
         self.progress, self._progress_notice = self.store.load()
         self.lessons: list[Lesson] = []
+        self.read_to_end: set[str] = set()  # lessons whose last line the learner has seen
+        if isinstance(self.progress.last.get("read_to_end"), str):
+            self.read_to_end.add(self.progress.last["read_to_end"])
         self._save_timer: Timer | None = None
         self.main = MainScreen(gpt, lang)
         self.screen_model = ScreenModel()  # what the terminal shows: only changed cells are sent
@@ -147,14 +158,15 @@ class TutorApp(App[None]):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, self.hang_up)
         with self.batch_update():  # the first frame shows the lesson and the numbers, not the steps to them
+            self.lessons = load_lessons(self.lang, self.content)
+            last = self.progress.last
+            # a small window starts on the lesson: a new learner's ("How to use the tutor"), or where a returning
+            # learner left it
+            new_learner = "lesson" not in last and "view" not in last
+            self.main.start_on_lesson = bool(self.lessons) and (new_learner or last.get("view") == "lesson")
             await self.push_screen(self.main)
             if self._progress_notice:
                 self.notify(self._progress_notice, severity="warning", timeout=10)
-            self.lessons = load_lessons(self.lang, self.content)
-            last = self.progress.last
-            saved_model = last.get("model")
-            if self.resume_model and isinstance(saved_model, str) and saved_model != self.gpt.name:
-                self.main.switch_model(saved_model)
             start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
             await self.open_lesson(start, resume=True)
         self.main.refresh(layout=True)
@@ -165,7 +177,8 @@ class TutorApp(App[None]):
     # -- progress ------------------------------------------------------------------------------
 
     def remember(self, **changes: Any) -> None:
-        """Keep where the learner is (lesson, step, prompt, model, language).
+        """Keep where the learner is (lesson, step, prompt, model, language, what a small window shows, the
+        lesson last read to its end).
 
         Written atomically at most every SAVE_DELAY seconds (a keystroke must not wait for fsync),
         and at once on exit.
@@ -214,17 +227,27 @@ class TutorApp(App[None]):
         last = self.progress.last
         if resume and lesson and last.get("lesson") == lesson.id:
             # back where the learner left off: their prompt, model and step, not the lesson's defaults
+            self._resume_saved_model()
             if isinstance(last.get("step"), str):  # before the prompt: its trace may be ready at once
                 self.main.pending_step = last["step"]
             self.main.set_prompt(str(last.get("prompt", lesson.prompt)))
         elif lesson:
-            self.main.start_lesson(lesson)
+            # another lesson opens on its own model; at start-up, a model named on the command line stays
+            self.main.start_lesson(lesson, keep_model=resume and not self.resume_model)
         else:
+            if resume:
+                self._resume_saved_model()
             self.main.set_prompt(str(last.get("prompt", "猫追狗")) if resume else "猫追狗")
         if heading and lesson and not self.main.query_one("#lesson").goto_heading(heading):  # type: ignore[attr-defined]
             self.notify(f"no heading '{heading}' in this lesson", severity="warning")
         if lesson:
             self.remember(lesson=lesson.id, lang=self.lang)
+
+    def _resume_saved_model(self) -> None:
+        """The model the learner last had, unless the command line named one (that one wins)."""
+        saved_model = self.progress.last.get("model")
+        if self.resume_model and isinstance(saved_model, str) and saved_model != self.main.gpt.name:
+            self.main.switch_model(saved_model)
 
     def follow_now(self, href: str) -> None:
         self.run_worker(self.main.follow(parse_link(href)), group="link")
@@ -232,13 +255,28 @@ class TutorApp(App[None]):
     def open_lesson_now(self, lesson_id: str) -> None:
         self.run_worker(self.open_lesson(lesson_id), exclusive=True, group="lesson")
 
+    def lesson_read(self, lesson_id: str) -> None:
+        """The learner has scrolled to the end of a lesson: kept, for the next session too."""
+        self.read_to_end.add(lesson_id)
+        self.remember(read_to_end=lesson_id)
+
+    def lesson_finished(self, lesson: Lesson) -> bool:
+        """Read to its end, or its quick check passed: what F8 needs to mark a lesson done."""
+        shown = self.main.query_one(LessonView)  # read just now: its message may still be on its way
+        read_now = shown.lesson_id == lesson.id and shown.end_seen
+        return read_now or lesson.id in self.read_to_end or quiz_passed(self.progress.quiz.get(lesson.id))
+
     async def step_lesson(self, delta: int) -> None:
         current = self.main.lesson
         if not self.lessons or current is None:
             return
         if delta > 0 and current.id not in self.progress.done:
-            self.progress.done.append(current.id)
-            self._save()
+            if self.lesson_finished(current):
+                self.progress.done.append(current.id)
+                self._save()
+                self.main.update_lesson_header()  # the ✓ at once (seen on the last lesson, which stays open)
+            else:
+                self.notify(pick(WORDS, "not_done", self.lang))
         index = self.lessons.index(current) + delta
         if 0 <= index < len(self.lessons):
             await self.open_lesson(self.lessons[index].id)

@@ -69,7 +69,8 @@ class Progress:
     done: list[str] = field(default_factory=list)  # lesson ids
     quiz: dict[str, Any] = field(default_factory=dict)
     exercises: dict[str, Any] = field(default_factory=dict)
-    last: dict[str, Any] = field(default_factory=dict)  # lesson, step, prompt, model, lang
+    # lesson, step, prompt, model, lang; view (a small window's: "lesson" or "panels"), read_to_end (a lesson id)
+    last: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Any) -> Progress:

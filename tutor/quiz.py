@@ -53,3 +53,13 @@ def grade(questions: list[Question], picks: list[int | None]) -> dict[str, Any]:
     """The record kept in progress: score, total, the learner's picks and when."""
     score = sum(1 for q, pick in zip(questions, picks, strict=True) if pick == q.answer)
     return {"score": score, "total": len(questions), "picks": list(picks), "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
+def passed(record: object) -> bool:
+    """Whether a saved quick-check record (see `grade`) is a pass: at least two thirds right, at best."""
+    if not isinstance(record, dict):
+        return False
+    total, best = record.get("total"), record.get("best", record.get("score"))
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (total, best)):
+        return False
+    return total > 0 and 3 * best >= 2 * total  # type: ignore[operator]

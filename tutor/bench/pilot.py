@@ -89,10 +89,12 @@ def tutor_latencies(size: tuple[int, int], typing: str = PROMPT, steps: int = 26
     included), which a busy machine stretches less than the wall clock."""
     import model
     from tutor.app import TutorApp
-    from tutor.progress import ProgressStore
+    from tutor.progress import Progress, ProgressStore
 
     with tempfile.TemporaryDirectory() as state:
-        app = TutorApp(model.load("tiny"), "en", store=ProgressStore(Path(state) / "progress.json"))
+        store = ProgressStore(Path(state) / "progress.json")
+        store.save(Progress(last={"view": "panels"}))  # at 80×24 too: a learner at the panels, not the lesson
+        app = TutorApp(model.load("tiny"), "en", store=store)
         return asyncio.run(_drive(app, lambda: app.main, size, typing, steps))
 
 

@@ -40,6 +40,11 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "A lesson can only switch to a shipped model ({known}), not '{name}'.",
         "课程只能切换到随附的模型（{known}），不能切换到“{name}”。",
     ),
+    "lesson_opens_on": ("This lesson runs on model {name}.", "本课使用模型 {name}。"),
+    "lesson_default_model": (
+        "This lesson names no model: back to the default, {name}.",
+        "本课没有指定模型：换回默认模型 {name}。",
+    ),
 }
 FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "step(1)": ("Step", "步进"),
@@ -53,6 +58,8 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "move_token(1)": ("Token", "词元"),
     "head(1)": ("Head", "注意力头"),
     "next_panel": ("Panel", "面板"),
+    "scroll_lesson(1)": ("Scroll", "滚动课文"),
+    "page_down": ("Scroll", "滚动"),  # the lesson's own, while it has the focus
 }
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 QUICK_PASS = 0.02  # seconds: a model this quick runs on the keystroke itself, not in a worker
@@ -75,6 +82,10 @@ class MainScreen(Screen[None]):
         Binding("down", "step(1)", "Step", key_display="↓↑", priority=True),
         Binding("up", "step(-1)", "Back", show=False, priority=True),
         Binding("f3", "toggle_lesson", "Lesson/panels"),
+        # the lesson scrolls wherever the focus is (shown while the lesson is in view without the focus; with it,
+        # the lesson's own PgDn is shown)
+        Binding("alt+down", "scroll_lesson(1)", "Scroll", key_display="alt+↓↑", priority=True),
+        Binding("alt+up", "scroll_lesson(-1)", "Scroll lesson back", show=False, priority=True),
         Binding("f8", "lesson(1)", "Next lesson"),
         Binding("f7", "lesson(-1)", "Prev lesson", show=False),
         Binding("f10", "practice", "Practice"),
@@ -106,6 +117,7 @@ class MainScreen(Screen[None]):
     def __init__(self, gpt: GPT, lang: str) -> None:
         super().__init__()
         self.gpt = gpt
+        self.home_gpt = gpt  # what the app started with (tiny, or the command line's): a lesson naming none opens on it
         self.lang = lang
         self.trace: Trace | None = None
         self.prompt = ""
@@ -113,12 +125,16 @@ class MainScreen(Screen[None]):
         self.token = 0
         self.head = 0
         self.lesson: Lesson | None = None
+        self._position = ""  # of the lesson shown: "2/9"
         self.pending_step: str | None = None  # a step a lesson asked for, applied when its trace arrives
         self.pending_token: int | None = None  # likewise a token
         self._drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
         self._drawn: tuple[object, ...] = ()
         self._topbar: Content | None = None
         self.pass_seconds = math.inf  # how long the model's last pass took
+        # a small window shows the lesson first (a new learner's, or where a returning learner left it): see on_resize
+        self.start_on_lesson = False
+        self._lesson_from_start = False  # the small window shows the lesson because it started so, not by F3
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -155,6 +171,7 @@ class MainScreen(Screen[None]):
     def localize_footer(self) -> None:
         """The footer's labels in the learner's language (again after F5)."""
         localize_bindings(self, FOOTER, self.lang)
+        localize_bindings(self.query_one(LessonView), FOOTER, self.lang)
         self.refresh_bindings()
 
     def on_mount(self) -> None:
@@ -166,10 +183,20 @@ class MainScreen(Screen[None]):
     def on_resize(self, event: Resize) -> None:
         width, height = event.size
         too_small = width < MIN_WIDTH or height < MIN_HEIGHT
+        compact = width < COMPACT_WIDTH
         self.set_class(too_small, "-too-small")
-        self.set_class(width < COMPACT_WIDTH, "-compact")
+        self.set_class(compact, "-compact")
         self.set_class(width >= WIDE_WIDTH, "-wide")
+        if self.start_on_lesson and compact:  # the first layout: the lesson, not the panels
+            self.add_class("-lesson")
+            self._lesson_from_start = True
+        elif self._lesson_from_start and not compact:  # wide enough for both: not the lesson hidden (see app.tcss)
+            self.remove_class("-lesson")
+            self._lesson_from_start = False
+        self.start_on_lesson = False
         self.focus_what_is_shown()
+        self.refresh_bindings()  # alt+↓↑ is in the footer only while the lesson is in view
+        self.remember_view()
         if too_small:
             self.query_one("#too-small", Static).update(
                 t("too_small", self.lang, w=MIN_WIDTH, h=MIN_HEIGHT, cw=width, ch=height)
@@ -403,18 +430,41 @@ class MainScreen(Screen[None]):
     def action_focus_prompt(self) -> None:
         self.query_one("#prompt", Input).focus()
 
+    def action_scroll_lesson(self, delta: int) -> None:
+        lesson = self.query_one(LessonView)
+        if delta > 0:
+            lesson.scroll_page_down(animate=False)
+        else:
+            lesson.scroll_page_up(animate=False)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """While the lesson has the focus, the arrows and page keys scroll it instead of stepping."""
-        if action in {"step", "block", "first_step", "last_step"} and self.focused is not None:
-            lesson = self.query_one(LessonView)
-            if lesson in self.focused.ancestors_with_self:
-                return False
+        """While the lesson has the focus, the arrows and page keys scroll it instead of stepping (and its own
+        bindings scroll it with alt+↓↑ too); alt+↓↑ is there only while the lesson is in view."""
+        lesson = self.query_one(LessonView)
+        in_lesson = self.focused is not None and lesson in self.focused.ancestors_with_self
+        if action in {"step", "block", "first_step", "last_step"} and in_lesson:
+            return False
+        if action == "scroll_lesson":
+            return self.lesson_shown() and not in_lesson
         return True
+
+    def lesson_shown(self) -> bool:
+        """Whether the lesson is in view (see app.tcss: F3 swaps it in a small window, hides it in a wide one)."""
+        return self.has_class("-lesson") == self.has_class("-compact")
 
     def action_toggle_lesson(self) -> None:
         self.toggle_class("-lesson")
+        self._lesson_from_start = False
         self.focus_what_is_shown()
+        self.refresh_bindings()
         self.refresh_panels()
+        self.remember_view()
+        self.call_after_refresh(self.query_one(LessonView).check_end)  # in view again: a short lesson is read
+
+    def remember_view(self) -> None:
+        """What a small window shows (the lesson or the panels), to start there next time."""
+        if self.has_class("-compact") and not self.has_class("-too-small"):
+            self.app.remember(view="lesson" if self.has_class("-lesson") else "panels")  # type: ignore[attr-defined]
 
     def focus_what_is_shown(self) -> None:
         """After F3 or a resize across COMPACT_WIDTH: the keys go to what the learner sees."""
@@ -431,15 +481,33 @@ class MainScreen(Screen[None]):
 
     async def show_lesson(self, lesson: Lesson | None, position: str, empty: str) -> None:
         self.lesson = lesson
-        done = lesson is not None and lesson.id in self.app.progress.done  # type: ignore[attr-defined]
-        header = f"{t('lesson', self.lang)} {position}{'  ✓' if done else ''}" if lesson else ""
-        self.query_one(LessonView).show(lesson, header, empty)
+        self._position = position
+        self.query_one(LessonView).show(lesson, self.lesson_header(), empty)
         self.update_topbar()
 
-    def start_lesson(self, lesson: Lesson) -> None:
-        """Set the panels the way the lesson's front matter asks."""
-        if lesson.model and lesson.model != self.gpt.name:
-            self.switch_model(lesson.model, from_lesson=True)
+    def lesson_header(self) -> str:
+        """The lesson's title line: "Lesson 2/9", with a ✓ once it is done."""
+        lesson = self.lesson
+        if lesson is None:
+            return ""
+        done = lesson.id in self.app.progress.done  # type: ignore[attr-defined]
+        return f"{t('lesson', self.lang)} {self._position}{'  ✓' if done else ''}"
+
+    def update_lesson_header(self) -> None:
+        """The header again (a lesson just marked done shows its ✓ at once), the lesson staying where it is."""
+        self.query_one(LessonView).set_header(self.lesson_header())
+
+    @on(LessonView.EndReached)
+    def lesson_end_reached(self, event: LessonView.EndReached) -> None:
+        event.stop()
+        self.app.lesson_read(event.lesson_id)  # type: ignore[attr-defined]
+
+    def start_lesson(self, lesson: Lesson, keep_model: bool = False) -> None:
+        """Set the panels the way the lesson's front matter asks, on the lesson's own model: the one it names, else
+        the one the app started with, never one a previous lesson or a link switched to. `keep_model`: the model
+        stays (at start-up, when the command line named it)."""
+        if not keep_model:
+            self.open_on_lesson_model(lesson)
         if lesson.prompt:
             self.set_prompt(lesson.prompt)
         if lesson.steps:
@@ -449,6 +517,16 @@ class MainScreen(Screen[None]):
                 self.pending_step = None
         if lesson.panels and lesson.panels[0] in PANELS and lesson.panels[0] != "tokens":
             self.query_one("#panels", PanelSwitcher).active = lesson.panels[0]
+
+    def open_on_lesson_model(self, lesson: Lesson) -> None:
+        """Switch to the lesson's model if another is loaded, and say so."""
+        if lesson.model:
+            if lesson.model != self.gpt.name and self.switch_model(lesson.model, from_lesson=True):
+                self.notify(pick(WORDS, "lesson_opens_on", self.lang, name=lesson.model))
+        elif self.gpt.name != self.home_gpt.name:
+            home = self.home_gpt
+            self.use_model(home, remember=home.name if home.name in MODEL_VARIANTS else None)
+            self.notify(pick(WORDS, "lesson_default_model", self.lang, name=home.name))
 
     def switch_model(self, name: str, from_lesson: bool = False) -> bool:
         """Load model `name`; a lesson (its front matter or a link) may only name a shipped variant, never a
@@ -464,13 +542,17 @@ class MainScreen(Screen[None]):
             known = name in MODEL_VARIANTS
             self.notify(f"model {name} is not shipped yet" if known else str(error), severity="warning")
             return False
+        self.use_model(gpt, remember=name)
+        return True
+
+    def use_model(self, gpt: GPT, remember: str | None) -> None:
+        """Show `gpt` from now on; `remember`: the name to resume it by next time (None: the app's default)."""
         self.gpt = gpt
         self.trace = None
         self.pass_seconds = math.inf  # not measured for this model yet: its first pass goes to a worker
         self.head = 0
         self.run_model(self.query_one("#prompt", Input).value, gpt)
-        self.app.remember(model=name)  # type: ignore[attr-defined]
-        return True
+        self.app.remember(model=remember)  # type: ignore[attr-defined]
 
     @on(LessonView.LinkClicked)
     async def link_clicked(self, event: LessonView.LinkClicked) -> None:

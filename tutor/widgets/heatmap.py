@@ -14,6 +14,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.events import Resize
 from textual.geometry import Size
 from textual.strip import Strip
 
@@ -55,6 +56,8 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         self._lines: dict[tuple[int, int, int], Strip] = {}  # drawn lines, until the data changes
         # rows drawn before, by what they show: typing one more token changes a few rows, not all of them
         self._row_lines: dict[tuple[object, ...], Strip] = {}
+        self._highlighted: int | None = None  # the selected row's index
+        self._follow = False  # it changed: scroll it into view once laid out
 
     def set_rows(
         self,
@@ -70,7 +73,38 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         self.scale = scale if scale is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
         self.virtual_size = Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1)
         self._lines.clear()
+        highlighted = next((i for i, row in enumerate(self.rows) if row.highlight), None)
+        if highlighted != self._highlighted:  # a new selected row: scrolled into view (once, so the wheel can leave it)
+            self._highlighted, self._follow = highlighted, highlighted is not None
+        self.keep_highlight_in_view()
         self.refresh()
+
+    def keep_highlight_in_view(self, again: bool = True) -> None:
+        """Scroll so that a newly selected row (the token of a long prompt) is in view below the header; a grid
+        not laid out yet does it when it is (see on_resize). Forced: a tab drawn before its layout has no
+        scrollbar yet, and would not scroll."""
+        region = self.content_region
+        scrollbar = self.styles.scrollbar_size_horizontal if self.virtual_size.width > region.width else 0
+        shown = region.height - scrollbar - 1  # rows under the header, above a scrollbar (that may not be drawn yet)
+        if not self._follow or self._highlighted is None or shown <= 0:
+            return
+        self._follow = False
+        top = round(self.scroll_y)
+        if self._highlighted < top:
+            target = self._highlighted
+        elif self._highlighted >= top + shown:
+            target = self._highlighted - shown + 1
+        else:
+            return
+        self.scroll_to(y=target, animate=False, force=True)
+        if again and round(self.scroll_y) != target:  # held back by a scrollbar not laid out yet: once more after
+            self._follow = True
+            self.call_after_refresh(self.keep_highlight_in_view, False)
+
+    def on_resize(self, event: Resize) -> None:
+        if self._highlighted is not None:
+            self._follow = True
+        self.keep_highlight_in_view()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

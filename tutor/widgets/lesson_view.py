@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.events import Resize
 from textual.geometry import Size
 from textual.message import Message
@@ -37,6 +38,12 @@ MARKDOWN_STYLES = {
 
 
 class LessonView(QuietScrollView, can_focus=True):
+    BINDINGS = [
+        # ScrollView's own, shown in the footer while the lesson has the focus; alt+↓↑ as the main screen's
+        Binding("pagedown", "page_down", "Scroll", key_display="PgDn"),
+        Binding("alt+down", "page_down", show=False),
+        Binding("alt+up", "page_up", show=False),
+    ]
     COMPONENT_CLASSES = {*MARKDOWN_STYLES, "lesson-view--title", "lesson-view--warning"}
     DEFAULT_CSS = """
     LessonView { scrollbar-gutter: stable; padding: 0 1; }
@@ -60,6 +67,12 @@ class LessonView(QuietScrollView, can_focus=True):
 
         href: str
 
+    @dataclass
+    class EndReached(Message):
+        """The lesson's last line is in view (once per lesson shown): the learner has read to its end."""
+
+        lesson_id: str
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._markdown = ""
@@ -68,6 +81,8 @@ class LessonView(QuietScrollView, can_focus=True):
         self._rendered_width = -1
         self._rendered_styles: dict[str, Style] = {}
         self._strips: dict[int, Strip] = {}
+        self.lesson_id: str | None = None  # of the lesson shown
+        self.end_seen = True  # its last line has been in view (nothing shown yet: nothing to report)
 
     def show(self, lesson: Lesson | None, header: str, empty_message: str = "") -> None:
         self._before = [(header, "lesson-view--title")] if header else []
@@ -76,6 +91,30 @@ class LessonView(QuietScrollView, can_focus=True):
         self._markdown = display_markdown(lesson) if lesson else empty_message
         self._render(force=True)
         self.scroll_home(animate=False)
+        self.lesson_id = lesson.id if lesson else None
+        self.end_seen = lesson is None
+        self.check_end()
+
+    def set_header(self, header: str) -> None:
+        """A new title line (the ✓ of a lesson just done), where the learner is in the lesson."""
+        if self._before and self._before[0][1] == "lesson-view--title":
+            self._before[0] = (header, "lesson-view--title")
+            self._render(force=True)
+
+    # -- reading to the end --------------------------------------------------------------------
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self.check_end()
+
+    def check_end(self) -> None:
+        """EndReached, the first time the last line is in view (a lesson that fits the window: at once)."""
+        if self.end_seen or self.lesson_id is None or not self._rendered.lines:
+            return
+        laid_out = self.region.height > 0 and self.container_size.height > 0  # in view, not hidden by F3
+        if laid_out and self.virtual_size.height == len(self._rendered.lines) and self.scroll_y >= self.max_scroll_y:
+            self.end_seen = True
+            self.post_message(self.EndReached(self.lesson_id))
 
     @property
     def plain_lines(self) -> list[str]:
@@ -99,6 +138,7 @@ class LessonView(QuietScrollView, can_focus=True):
 
     def on_resize(self, event: Resize) -> None:
         self._render()
+        self.check_end()
 
     def on_mount(self) -> None:
         # the colours are baked into the lines: a new theme draws them again, once its styles are in place

@@ -10,8 +10,10 @@ from textual.widgets import Input
 
 
 class PromptInput(Input):
-    """Two changes to Textual's Input, both for the time from a key to the panels drawn:
+    """Textual's Input with three changes:
 
+    - The focus coming back (a screen closed, F3, Esc) leaves the text and the cursor as they were: Input
+      would select all of it, and the next key typed would replace the whole prompt.
     - `on_value` is called the moment the text changes, inside the keystroke, rather than when the
       `Changed` message comes round: the character and the model's numbers then share one frame.
     - Input sets its virtual width to the text's on each change, and a virtual size asks for a
@@ -21,6 +23,7 @@ class PromptInput(Input):
     virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
 
     def __init__(self, *, on_value: Callable[[str], None] | None = None, **kwargs: object) -> None:
+        kwargs.setdefault("select_on_focus", False)
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.on_value = on_value
 

@@ -17,9 +17,15 @@ class TokenStrip(LiveStatic):
     def show(self, view: View) -> None:
         text = Text(no_wrap=False)
         lines_left = MAX_LINES
+        width = self.size.width - 2
         if view.trace.dropped:  # first, so that it shows even when the tokens fill the strip
-            text.append(t("dropped", view.lang, n=view.n_tokens, d=view.trace.dropped) + "\n", style="bold yellow")
-            lines_left -= 1
+            notice = Text(t("dropped", view.lang, n=view.n_tokens, d=view.trace.dropped), style="bold yellow")
+            # as many lines as it takes at this width (two at 80 columns): the tokens get the rest
+            notice_lines = list(notice.wrap(self.app.console, width, overflow="fold")) if width > 0 else [notice]
+            notice_lines = notice_lines[: MAX_LINES - 1]
+            text.append_text(Text("\n").join(notice_lines))
+            text.append("\n")
+            lines_left -= len(notice_lines)
         if not view.n_tokens:
             text.append(t("empty_prompt", view.lang), style="italic")
         chips: list[Text] = []
@@ -31,7 +37,6 @@ class TokenStrip(LiveStatic):
             else:
                 chip = Text(" ") + chip
             chips.append(chip + Text(" "))
-        width = self.size.width - 2
         lines = wrap_chips(chips, width) if width > 0 else [chips]
         if len(lines) > lines_left:  # a long prompt: the lines around the token cursor
             here = next(i for i, line in enumerate(lines) if any(c.plain.startswith("▸") for c in line))
