@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -62,7 +63,7 @@ def test_trace_table_names_every_step(tmp_path: Path) -> None:
     assert "第 0 块 · 注意力" in zh.stdout and "下一个词元" in zh.stdout
 
 
-@pytest.mark.parametrize("text", ["", "\x07\x1b[2J", "👩‍👩‍👧‍👦 مرحبا", "x" * 10_000])
+@pytest.mark.parametrize("text", ["\x07\x1b[2J", "👩‍👩‍👧‍👦 مرحبا", " ", "x" * 10_000])
 def test_trace_survives_awkward_prompts(tmp_path: Path, text: str) -> None:
     result = run_tutor("trace", text, "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -70,6 +71,99 @@ def test_trace_survives_awkward_prompts(tmp_path: Path, text: str) -> None:
     assert len(doc["tokens"]) <= 64
     if len(text) > 64:
         assert doc["dropped_tokens"] > 0 and "kept the last 64 tokens" in result.stderr
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str, terminal: bool = False) -> tuple[int, str, str]:
+    """`tutor ARGS` in this process, stdout piped (as pytest captures it) or a terminal."""
+    from tutor.cli import main
+
+    if not terminal:
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    class Terminal(io.StringIO):
+        encoding = "utf-8"
+
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stdout", screen)
+        code = main(list(args))
+    return code, screen.getvalue(), capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", ["tiny", "deep-postnorm", "noresidual", "nope", "rope"])
+def test_trace_at_80_columns_keeps_each_step_name_on_one_line(capsys, monkeypatch, lang, name) -> None:
+    from rich.cells import cell_len
+
+    monkeypatch.setenv("COLUMNS", "80")  # what a pipe gets; a terminal of 80 columns the same
+    code, out, _ = run_main(capsys, "trace", "猫追狗的", "--model", name, "--lang", lang)
+    assert code == 0
+    lines = [line.rstrip() for line in out.splitlines()]
+    assert max(cell_len(line) for line in lines) <= 80
+    for step in model.load(name).steps:  # a line of its own, whole
+        assert f"{step.index} {step.label(lang)}" in lines, step.label(lang)
+    rows = [line for line in lines if line.startswith("  0 猫")]
+    assert len(rows) == len(model.load(name).steps)  # one row per step and token, the numbers beside it
+    assert all(len(row.split()) == 2 + 6 for row in rows)
+
+
+def test_trace_column_headers_speak_the_learners_language(capsys) -> None:
+    _, zh, _ = run_main(capsys, "trace", "猫追狗", "--lang", "zh")
+    header = next(line for line in zh.splitlines() if "μ" in line)
+    assert "输入 μ" in header and "输出 ‖x‖" in header and "步骤" in header and "in μ" not in header
+    _, en, _ = run_main(capsys, "trace", "猫追狗", "--lang", "en")
+    header = next(line for line in en.splitlines() if "μ" in line)
+    assert "in μ" in header and "out ‖x‖" in header and "输入" not in header
+
+
+def test_trace_json_is_indented_on_a_terminal_and_one_line_in_a_pipe(capsys) -> None:
+    code, piped, _ = run_main(capsys, "trace", "猫追狗", "--json")
+    assert code == 0 and piped.count("\n") == 1
+    code, shown, _ = run_main(capsys, "trace", "猫追狗", "--json", terminal=True)
+    assert code == 0 and shown.count("\n") > 100 and shown.startswith('{\n  "model": "tiny"')
+    assert json.loads(shown) == json.loads(piped)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_trace_notes_come_before_the_table(capsys, lang) -> None:
+    from tutor.cli import TRACE_WORDS
+
+    code, out, err = run_main(capsys, "trace", "猫" * 70, "--lang", lang)
+    note = TRACE_WORDS["dropped"][lang == "zh"].format(n=64, d=6)
+    assert code == 0 and out.splitlines()[0] == note and out.count(note) == 1 and not err
+    code, out, err = run_main(capsys, "trace", "猫" * 70, "--json", "--lang", lang)
+    assert json.loads(out)["dropped_tokens"] == 6 and err.splitlines() == [note]  # stdout stays JSON
+
+
+@pytest.mark.parametrize("args", [("trace", ""), ("trace", "", "--json"), ("trace", "", "--lang", "zh")])
+def test_an_empty_prompt_is_one_line_and_nonzero(capsys, args) -> None:
+    code, out, err = run_main(capsys, *args)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("tutor: error: ")
+    assert ("提示词是空的" in err) == ("zh" in args)
+
+
+def test_help_says_which_model_trace_uses(capsys, tmp_path: Path) -> None:
+    from tutor.cli import build_parser
+
+    main_help = " ".join(build_parser().format_help().split())
+    assert "the app resumes the last model you used, else tiny; trace's default is tiny" in main_help
+    trace_help = run_tutor("trace", "--help", cwd=tmp_path).stdout
+    assert "default: tiny, not the app's last model" in " ".join(trace_help.split())
+    # and it is so: the app's saved last model (rope here) does not change what trace runs
+    from tutor.progress import ProgressStore
+
+    store = ProgressStore(tmp_path / "state" / "progress.json")
+    progress, _ = store.load()
+    progress.last["model"] = "rope"
+    assert store.save(progress) is None
+    env = {"TUTOR_STATE_DIR": str(tmp_path / "state")}
+    assert json.loads(run_tutor("trace", "猫", "--json", cwd=tmp_path, env=env).stdout)["model"] == "tiny"
 
 
 def test_bad_model_is_one_line_and_nonzero(tmp_path: Path) -> None:

@@ -6,13 +6,14 @@ import asyncio
 import contextlib
 import gc
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import RenderableType
 from textual._compositor import CompositorUpdate
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -25,7 +26,7 @@ from textual.widgets import Input
 
 import model
 from model import GPT
-from tutor import cjk_wrap
+from tutor import cjk_wrap, palette
 from tutor.i18n import pick, t
 from tutor.lessons import MODEL_VARIANTS, Lesson, load_lessons, parse_link
 from tutor.paths import content_dir
@@ -64,7 +65,7 @@ class TutorCommands(Provider):
             yield (
                 f"{'模型' if zh else 'Model'}: {name}",
                 lambda n=name: screen.switch_model(n),
-                "shipped" if name in model.shipped_models() else "not shipped yet",
+                t("shipped" if name in model.shipped_models() else "not_shipped", app.lang),
             )
         for step in screen.gpt.steps:
             yield (
@@ -118,6 +119,34 @@ class TutorApp(App[None]):
         self._save_timer: Timer | None = None
         self.main = MainScreen(gpt, lang)
         self.screen_model = ScreenModel()  # what the terminal shows: only changed cells are sent
+        self.localize_palette_key()
+
+    # -- the command palette, in the learner's language -----------------------------------------
+
+    def localize_palette_key(self) -> None:
+        """The footer's "^p palette" (a binding Textual adds to the app) in the learner's language."""
+        key, lang = self.COMMAND_PALETTE_BINDING, self.lang
+        self._bindings.key_to_bindings[key] = [
+            replace(b, description=palette.word("palette", lang), tooltip=palette.word("palette_tooltip", lang))
+            if b.action == "command_palette"
+            else b
+            for b in self._bindings.key_to_bindings.get(key, [])
+        ]
+
+    def action_command_palette(self) -> None:
+        if self.use_command_palette and not palette.TutorPalette.is_open(self):
+            self.push_screen(palette.TutorPalette(self.lang, id="--command-palette"))
+
+    def search_themes(self) -> None:
+        from textual.theme import ThemeProvider
+
+        placeholder = palette.word("search_themes", self.lang)
+        self.push_screen(palette.TutorPalette(self.lang, providers=[ThemeProvider], placeholder=placeholder))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's Theme, Quit, Keys, … in the learner's language; on the main screen "Keys" is F1's help."""
+        keys = self.main.action_help if screen is self.main else None
+        return palette.system_commands(super().get_system_commands(screen), self.lang, keys=keys)
 
     def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
         """Every frame goes through the screen model, which keeps only the cells that changed."""
@@ -351,6 +380,7 @@ class TutorApp(App[None]):
         current = self.main.lesson.id if self.main.lesson else None
         self.lessons = load_lessons(self.lang, self.content)
         self.main.lang = self.lang
+        self.localize_palette_key()
         self.main.query_one("#panels").set_labels(self.main.panel_labels())  # type: ignore[attr-defined]
         self.main.localize_footer()
         self.main.query_one("#prompt").placeholder = t("prompt_placeholder", self.lang)  # type: ignore[attr-defined]

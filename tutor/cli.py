@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         help="shipped model name, path to a .safetensors file or a Hugging Face GPT-2 folder, or a GPT-2 name in the "
-        "local Hugging Face cache such as gpt2 (default: tiny, or the app's last one)",
+        "local Hugging Face cache such as gpt2 (default: the app resumes the last model you used, else tiny; "
+        "trace's default is tiny)",
     )
     parser.add_argument("--lang", choices=LANGUAGES, help="language of lessons and labels (default: from the locale)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -38,9 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument(
         "--model",
         default=argparse.SUPPRESS,
-        help="shipped model name, .safetensors file, Hugging Face GPT-2 folder or cached name (gpt2)",
+        help="shipped model name, .safetensors file, Hugging Face GPT-2 folder or cached name (gpt2); "
+        "default: tiny, not the app's last model, so that one command prints the same numbers every time",
     )
-    trace.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the step labels")
+    trace.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the labels and notes")
     trace.add_argument("--json", action="store_true", help="print JSON instead of a table")
     trace.add_argument("--top-k", type=int, default=5, metavar="K", help="next-token guesses to show (default 5)")
 
@@ -115,7 +117,32 @@ def from_argv(text: str) -> str:
     return os.fsencode(text).decode("utf-8", "replace")
 
 
+TRACE_WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+    "empty": (
+        "the prompt is empty: nothing to trace (try: tutor trace 猫追狗)",
+        "提示词是空的：没有可以追踪的内容（试试：tutor trace 猫追狗）",
+    ),
+    "untrained": (
+        "note: model '{name}' has untrained (random) weights: the numbers show the mechanics, not anything learned",
+        "注意：模型“{name}”的权重未经训练（随机）：这些数字展示的是计算过程，不是学到的东西",
+    ),
+    "dropped": (
+        "note: the prompt is longer than the context; kept the last {n} tokens, dropped {d}",
+        "注意：提示词超出上下文长度；只保留了最后 {n} 个词元，丢弃了 {d} 个",
+    ),
+}
+
+
 def run_trace(text: str, model_name: str, lang: str, *, as_json: bool, top_k: int) -> int:
+    """The table (or with `as_json` the JSON document) of every step's numbers for `text`.
+
+    Notes on what the numbers are (untrained weights, tokens dropped from a long prompt) come first: in the
+    table's output above it, where a pager or `head` shows them; with --json on stderr, so that stdout
+    stays one JSON document (which says the same in "trained" and "dropped_tokens")."""
+    from tutor.i18n import pick
+
+    if not text:
+        return fail(pick(TRACE_WORDS, "empty", lang), code=2)
     import model
     from tutor.report import render_report, trace_report
 
@@ -125,27 +152,22 @@ def run_trace(text: str, model_name: str, lang: str, *, as_json: bool, top_k: in
         return fail(str(error))
     trace = gpt.run(text)
     report = trace_report(gpt, trace, top_k=max(top_k, 0))
-    notices = []
+    notes = []
     if not gpt.trained:
-        notices.append(
-            f"note: model '{gpt.name}' has untrained (random) weights: the numbers show the mechanics, "
-            "not anything learned"
-        )
+        notes.append(pick(TRACE_WORDS, "untrained", lang, name=gpt.name))
     if trace.dropped:
-        notices.append(
-            f"note: the prompt is longer than the context; kept the last {len(trace.tokens)} tokens, "
-            f"dropped {trace.dropped}"
-        )
-    for notice in notices:
-        print(notice, file=sys.stderr)
+        notes.append(pick(TRACE_WORDS, "dropped", lang, n=len(trace.tokens), d=trace.dropped))
     if as_json:
+        for note in notes:
+            print(note, file=sys.stderr)
         utf8 = (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
-        json.dump(report, sys.stdout, ensure_ascii=not utf8)
+        # indented for a person at a terminal; one line for a program reading a pipe
+        json.dump(report, sys.stdout, ensure_ascii=not utf8, indent=2 if sys.stdout.isatty() else None)
         sys.stdout.write("\n")
     else:
         from rich.console import Console
 
-        Console().print(render_report(report, trace, lang))
+        Console().print(render_report(report, trace, lang, notes=notes))
     return 0
 
 

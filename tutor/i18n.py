@@ -20,6 +20,9 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "lesson": ("Lesson", "课程"),
     "step": ("Step", "步骤"),
     "untrained": ("untrained weights", "未训练的权重"),
+    "model": ("model", "模型"),
+    "shipped": ("shipped", "随附"),
+    "not_shipped": ("not shipped yet", "尚未随附"),
     "empty_prompt": ("Type a prompt to see the model at work.", "输入提示词，看看模型如何计算。"),
     "dropped": (
         "The prompt is longer than the context: only the last {n} tokens are used ({d} dropped).",
@@ -66,6 +69,7 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "writes": ("writes", "写入"),
     "adds": ("adds", "加上"),
     "help_title": ("Keys", "按键"),
+    "help_close": ("↓↑ PgDn scroll · Esc closes", "↓↑ PgDn 滚动 · Esc 关闭"),
     "lessons_title": ("Lessons", "课程列表"),
     "no_lessons": ("No lessons found in {path}.", "在 {path} 中没有找到课程。"),
     "no_mask": ("(no causal mask)", "（没有因果掩码）"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -48,8 +49,17 @@ def trace_report(gpt: GPT, trace: Trace, top_k: int = 5) -> dict[str, Any]:
     }
 
 
-def render_report(report: dict[str, Any], trace: Trace, lang: str = "en") -> Any:
-    """A Rich renderable: one row per step and token, grouped by step."""
+HEADERS = {  # the table's columns: (en, zh)
+    "step": ("step · token", "步骤 · 词元"),
+    "in": ("in", "输入"),
+    "out": ("out", "输出"),
+}
+
+
+def render_report(report: dict[str, Any], trace: Trace, lang: str = "en", notes: Sequence[str] = ()) -> Any:
+    """A Rich renderable: `notes` first, then each step's name on a line of its own with a row per token
+    under it. The name and the tokens share the first column, so that at 80 columns (the width of a
+    pipe) a step's name has the room it needs and stays on one line."""
     from rich import box
     from rich.console import Group
     from rich.table import Table
@@ -62,22 +72,23 @@ def render_report(report: dict[str, Any], trace: Trace, lang: str = "en") -> Any
         title=f"{report['model']} · " + ("每一步的输入与输出" if zh else "every step, in and out"),
         header_style="bold",
         box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        pad_edge=False,
+        show_edge=False,
+        padding=(0, 1, 0, 0),  # with the column rule's one cell: two between columns
     )
-    table.add_column("步骤" if zh else "step", overflow="fold")
-    table.add_column("词元" if zh else "token", no_wrap=True)
-    for header in ("in μ", "in σ", "in ‖x‖", "out μ", "out σ", "out ‖x‖"):
-        table.add_column(header, justify="right", no_wrap=True)
+    word = {key: en_zh[1 if zh else 0] for key, en_zh in HEADERS.items()}
+    table.add_column(word["step"], overflow="fold")
+    for side in ("in", "out"):
+        for stat in ("μ", "σ", "‖x‖"):
+            table.add_column(f"{word[side]} {stat}", justify="right", no_wrap=True)
     for step, data in zip(trace.steps, report["steps"], strict=True):
+        table.add_row(Text(f"{step.index} {step.label(lang)}", style="bold"))
         for position, piece in enumerate(trace.pieces):
             table.add_row(
-                f"{step.index} {step.label(lang)}" if position == 0 else "",
-                f"{position} {visible(piece)}",
+                f"  {position} {visible(piece)}",
                 *(f"{data[side][stat][position]:.3f}" for side in ("in", "out") for stat in ("mean", "std", "norm")),
             )
         table.add_section()
     guesses = Text("下一个词元：" if zh else "next token: ", style="bold")
     for i, guess in enumerate(report["next_token"]):
         guesses.append(("  " if i else "") + f"{visible(guess['text'])} {guess['prob']:.1%}")
-    return Group(table, guesses)
+    return Group(*(Text(note) for note in notes), table, guesses)

@@ -15,13 +15,14 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from tutor.exercises import EXERCISES, record_result, reference_source
 from tutor.exercises.check import CheckResult, check_exercise
 from tutor.exercises.workspace import exercise_path, workspace_dir, write_workspace
 from tutor.i18n import pick
+from tutor.widgets.footer import TutorFooter
 
 POLL_SECONDS = 0.5  # how often the file's mtime is looked at: no file-watching dependency needed
 
@@ -97,7 +98,7 @@ class ExerciseScreen(Screen[None]):
             yield Static(id="exercise-status")
             yield Static(id="exercise-output")
             yield Static(id="exercise-extra")
-        yield Footer(compact=True)
+        yield TutorFooter(compact=True)
 
     def on_mount(self) -> None:
         task = Text()

@@ -36,7 +36,7 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     ("/", "back to the prompt", "回到提示词输入框"),
     ("tab / shift+tab", "move the focus", "切换焦点"),
     ("ctrl+p", "command palette: lessons, models, steps, practice", "命令面板：课程、模型、步骤、练习"),
-    ("F1 or ?", "this help", "本帮助"),
+    ("F1 / ?", "this help", "本帮助"),
     (
         "ctrl+l",
         "draw the whole screen again (after a system message, say, wrote over it)",
@@ -46,12 +46,32 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
 ]
 
 
+def key_table(lang: str) -> Table:
+    """Every key and what it does, in `lang`: two columns, the keys never wrapped."""
+    table = Table(box=None, padding=(0, 2), show_header=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for keys, en, zh in KEYS:
+        table.add_row(keys, zh if lang == "zh" else en)
+    return table
+
+
 class HelpScreen(ModalScreen[None]):
+    """The keys in a framed box as wide as they need (at most the window), scrolled by ↓ ↑ PgDn PgUp.
+
+    A scroll container sized `auto` measures its content with no room at all (Textual shrinks it to
+    width 0 first), and a Rich table measured in no room is 0×0: the box was an empty frame. So the
+    container measures in the window's width (`shrink = False`) and the table in the room the
+    container then has (`shrink=True`), wrapping its second column where the window is narrow.
+    """
+
     BINDINGS = [Binding("escape,f1,question_mark,q", "dismiss", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: auto; max-width: 100%; height: auto; max-height: 100%;
-                                   border: round $accent; padding: 0 1; background: $surface; }
+                                   border: round $accent; padding: 0 1; background: $surface;
+                                   border-title-align: center; border-subtitle-align: right; }
+    HelpScreen > VerticalScroll > Static { width: auto; }
     """
 
     def __init__(self, lang: str) -> None:
@@ -59,10 +79,9 @@ class HelpScreen(ModalScreen[None]):
         self.lang = lang
 
     def compose(self) -> ComposeResult:
-        table = Table(box=None, title=t("help_title", self.lang), padding=(0, 2), show_header=False)
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column()
-        for keys, en, zh in KEYS:
-            table.add_row(keys, zh if self.lang == "zh" else en)
-        with VerticalScroll():
-            yield Static(table)
+        keys = VerticalScroll(id="help-keys")
+        keys.shrink = False
+        keys.border_title = t("help_title", self.lang)
+        keys.border_subtitle = t("help_close", self.lang)
+        with keys:
+            yield Static(key_table(self.lang), shrink=True)

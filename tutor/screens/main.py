@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 import model
@@ -23,6 +23,7 @@ from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, lab
 from tutor.messages import TraceReady
 from tutor.view import View
 from tutor.widgets.attention_panel import AttentionPanel
+from tutor.widgets.footer import TutorFooter
 from tutor.widgets.layernorm_panel import LayerNormPanel
 from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.next_token_panel import NextTokenPanel
@@ -163,7 +164,7 @@ class MainScreen(Screen[None]):
                 with VerticalScroll():
                     yield NextTokenPanel(id="side-next")
         yield Static(id="too-small")
-        yield Footer(compact=True)
+        yield TutorFooter(compact=True)
 
     def panel_labels(self) -> dict[str, str]:
         return {panel: t(panel, self.lang) for panel in PANELS[1:]}  # "tokens" is always in view, not a tab
@@ -325,8 +326,9 @@ class MainScreen(Screen[None]):
         status = "" if self.gpt.trained else f" ({t('untrained', self.lang)})"
         language = "中文" if self.lang == "zh" else "English"
         topbar = Content.from_markup(  # $variables: a title like "[/b]" is text, not markup
-            "[b]tutor[/b] · $title · model [b]$model[/b]$status · $language",
+            "[b]tutor[/b] · $title · $model_word [b]$model[/b]$status · $language",
             title=title,
+            model_word=t("model", self.lang),
             model=self.gpt.name,
             status=status,
             language=language,

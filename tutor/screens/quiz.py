@@ -10,12 +10,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.i18n import pick
 from tutor.lessons import Lesson
 from tutor.quiz import Question, grade
+from tutor.widgets.footer import TutorFooter
 
 WORDS: dict[str, tuple[str, str]] = {
     "title": ("Quick check · {lesson}", "小测验 · {lesson}"),
@@ -80,7 +81,7 @@ class QuizScreen(Screen[None]):
             yield Static(id="question", markup=False)
             yield OptionList(id="choices")
             yield Static(id="feedback", markup=False)
-        yield Footer(compact=True)
+        yield TutorFooter(compact=True)
 
     def on_mount(self) -> None:
         self.show_question()

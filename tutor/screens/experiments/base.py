@@ -9,10 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from model import GPT
 from tutor.screens.experiments import title
+from tutor.widgets.footer import TutorFooter
 
 
 class ExperimentScreen(Screen[None]):
@@ -33,7 +34,7 @@ class ExperimentScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(f"[b]tutor[/b] · {title(self.NAME, self.lang)}", id="experiment-title")
         yield from self.compose_body()
-        yield Footer(compact=True)
+        yield TutorFooter(compact=True)
 
     def compose_body(self) -> ComposeResult:
         yield from ()

@@ -1,0 +1,39 @@
+"""Textual's footer, showing only the keys that fit whole beside the palette key on the right."""
+
+from __future__ import annotations
+
+from textual.widget import Widget
+from textual.widgets import Footer
+
+
+def _width(widget: Widget) -> int:
+    """Cells the widget takes in the footer's row: its text, padding and border, and its margin."""
+    content = widget.get_content_width(widget.app.size, widget.app.size)
+    return content + widget.styles.gutter.width + widget.styles.margin.width
+
+
+class TutorFooter(Footer):
+    """A footer whose keys that do not fit before the palette key are left out, not laid beneath it.
+
+    Textual's footer lays its keys out in a row that scrolls beneath the palette key (docked right).
+    There they showed through the palette key's margin (a stray "l" in the last cell, "palettel"),
+    and their edges cut the palette key's Chinese in half: the compositor divides each line at every
+    widget's edge, and a double-width character so divided is drawn as blanks ("^p 命令面" for
+    "^p 命令面板"). The keys left out are in the help (F1) and in the command palette.
+    """
+
+    async def recompose(self) -> None:
+        await super().recompose()
+        self.fit_keys()
+
+    def on_resize(self) -> None:
+        self.fit_keys()
+
+    def fit_keys(self) -> None:
+        docked = [child for child in self.children if child.styles.dock != "none"]
+        room = self.size.width - sum(_width(child) for child in docked)
+        used = 0
+        for child in self.children:
+            if child not in docked:
+                used += _width(child)
+                child.display = used <= room
