@@ -384,16 +384,49 @@ async def test_empty_and_huge_prompts(store) -> None:
         assert "only the last 64 tokens are used (436 dropped)" in strip
 
 
-async def test_model_switch_to_an_unshipped_variant_is_a_notice(store) -> None:
+async def test_model_switch_to_an_unshipped_variant_is_a_notice(store, tmp_path, monkeypatch) -> None:
+    """Every variant ships today, so one is made unshipped: a weights folder that holds tiny and rope only."""
+    from model import weights
+
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    for name in ("tiny", "rope"):
+        (folder / f"{name}.safetensors").symlink_to(model.SHIPPED_DIR / f"{name}.safetensors")
+    monkeypatch.setattr(model, "SHIPPED_DIR", folder)  # where model.load looks
+    monkeypatch.setattr(weights, "SHIPPED_DIR", folder)  # where shipped_models() looks
+    assert model.shipped_models() == ["rope", "tiny"]
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        assert not app.main.switch_model("nope") or model.shipped_models().count("nope")
-        assert app.main.gpt.name in model.shipped_models()
+        trace = app.main.trace
+        app.clear_notifications()
+        assert app.main.switch_model("nope") is False
+        await settle(pilot)
+        notices = [n for n in app._notifications if "nope" in str(n.message)]
+        assert notices and notices[0].severity == "warning", [str(n.message) for n in app._notifications]
+        assert app.main.gpt.name == "tiny" and app.main.trace is trace  # the model and its numbers stay
+        assert app.main.switch_model("rope") is True  # a shipped one still switches
+        await settle(pilot)
+        assert app.main.gpt.name == "rope" and app.main.trace is not trace  # run again on rope
 
 
-def test_gpt_config_used_by_the_app_is_the_shipped_one() -> None:
-    assert isinstance(model.load("tiny").config, GPTConfig)
+@pytest.mark.parametrize("name", ["tiny", "nope", "deep-postnorm"])
+async def test_gpt_config_used_by_the_app_is_the_shipped_one(store, name: str) -> None:
+    """The app runs on the config stored in the shipped checkpoint, which is its training recipe's."""
+    from model.train import RECIPES
+    from model.weights import read_safetensors
+
+    _, metadata = read_safetensors(model.SHIPPED_DIR / f"{name}.safetensors")
+    stored = GPTConfig.from_json(metadata["config"])
+    assert stored == RECIPES[name].config(stored.vocab_size)
+    app = make_app(store, gpt=model.load(name))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.main.gpt.config == stored
+        trace = app.main.trace
+        assert trace["blocks.0.hook_resid_pre"].shape[-1] == stored.d_model
+        assert 1 + max(s.block for s in trace.steps if s.block is not None) == stored.n_layers
+        assert ("hook_pos_embed" in trace) == (stored.positional in ("sinusoidal", "learned"))
 
 
 def test_chinese_wraps_between_characters_and_keeps_punctuation_on_the_line() -> None:

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import model
-from tutor.allocator import keep_freed_memory
 from tutor.bench.__main__ import main as bench_main
 from tutor.bench.measure import percentile
 from tutor.bench.terminal import mapping_memory, memory
@@ -63,9 +62,47 @@ def test_memory_reads_this_process_and_its_weights_mapping() -> None:
     assert 0 < weights_pss <= weights_rss
 
 
+MALLOC_PROBE = """
+import ctypes, sys
+from tutor.allocator import keep_freed_memory
+
+NAMES = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+
+class MallInfo2(ctypes.Structure):  # glibc's struct mallinfo2 (2.33 and later)
+    _fields_ = [(n, ctypes.c_size_t) for n in NAMES.split()]
+
+libc = ctypes.CDLL(None)
+if not hasattr(libc, "mallinfo2"):
+    print("no mallinfo2"); sys.exit(0)
+libc.mallinfo2.restype = MallInfo2
+libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+if sys.argv[1] == "set":
+    assert keep_freed_memory() is True
+before = libc.mallinfo2()
+block = libc.malloc(3 << 20)  # 3 MB: a logits table's size, above glibc's default 128 KB mmap threshold
+during = libc.mallinfo2()
+libc.free(block)
+after = libc.mallinfo2()
+print(during.hblkhd - before.hblkhd, during.arena - before.arena, after.arena - before.arena)
+"""
+
+
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
-def test_malloc_thresholds_can_be_set() -> None:
-    assert keep_freed_memory()
+@pytest.mark.parametrize("thresholds", ["set", "default"])
+def test_malloc_thresholds_keep_a_freed_trace_in_the_heap(thresholds: str) -> None:
+    """With keep_freed_memory() a 3 MB block comes from the heap, and the heap keeps it once freed; without
+    it, glibc maps it and unmaps it again. Measured in a fresh process: glibc raises its mmap threshold by
+    itself after freeing a mapped block, so a process that has run a while would pass either way."""
+    result = subprocess.run(
+        [sys.executable, "-c", MALLOC_PROBE, thresholds], capture_output=True, text=True, timeout=60, check=True
+    )
+    if result.stdout.strip() == "no mallinfo2":
+        pytest.skip("glibc older than 2.33 has no mallinfo2")
+    mapped, heap_grew, heap_kept = (int(n) for n in result.stdout.split())
+    if thresholds == "set":
+        assert mapped == 0 and heap_grew >= 3 << 20 and heap_kept >= 3 << 20, result.stdout
+    else:  # what the thresholds change: without them the block is a mapping of its own
+        assert mapped >= 3 << 20 and heap_kept < 3 << 20, result.stdout
 
 
 def test_torch_reference_computes_the_same_logits() -> None:

@@ -49,14 +49,28 @@ def test_model_runs_with_no_textual_or_rich_loaded() -> None:
     assert loaded == "[]"
 
 
-def test_trace_command_does_not_import_textual() -> None:
+def test_trace_version_and_help_do_not_import_textual() -> None:
+    """`tutor trace`, `--version` and `--help` run (argparse ends the last two with SystemExit(0)) and print
+    what they should, and none of them loads Textual."""
+    from tutor import __version__
+
     loaded = _fresh_python(
         "import sys, io, contextlib; from tutor.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
-        "    main(['trace', '猫追狗']); main(['trace', '猫', '--json']); main(['--version']) if False else None\n"
+        "out, codes = io.StringIO(), []\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    codes += [main(['trace', '猫追狗']), main(['trace', '猫', '--json'])]\n"
+        "    for flag in ('--version', '--help'):\n"
+        "        try:\n"
+        "            main([flag])\n"
+        "        except SystemExit as done:\n"
+        "            codes.append(done.code)\n"
+        "print(codes, out.getvalue().count('usage: tutor'), repr(out.getvalue().split('\\n')))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
     )
-    assert loaded == "[]"
+    ran, modules = loaded.split("\n")[-2:]
+    assert ran.startswith("[0, 0, 0, 0] 1 "), ran  # four commands ran to the end; --help printed the usage
+    assert f"'tutor {__version__}'" in ran  # --version printed the version, on a line of its own
+    assert modules == "[]"
 
 
 def test_ruff_is_clean() -> None:

@@ -29,6 +29,7 @@ from model import GPT
 from tutor import cjk_wrap, palette
 from tutor.i18n import pick, t
 from tutor.lessons import MODEL_VARIANTS, Lesson, load_lessons, parse_link
+from tutor.model_words import describe_variant
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
 from tutor.quiz import lesson_quiz
@@ -63,7 +64,7 @@ class TutorCommands(Provider):
             )
         for name in MODEL_VARIANTS:
             yield (
-                f"{'模型' if zh else 'Model'}: {name}",
+                f"{'模型' if zh else 'Model'}: {name} — {describe_variant(name, app.lang)}",
                 lambda n=name: screen.switch_model(n),
                 t("shipped" if name in model.shipped_models() else "not_shipped", app.lang),
             )

@@ -1,0 +1,44 @@
+"""The command palette (ctrl+p): each model variant described in one line, in the learner's language."""
+
+from __future__ import annotations
+
+import pytest
+from rich.cells import cell_len
+from test_app import make_app, screen_text, settle
+
+from tutor.lessons import MODEL_VARIANTS
+from tutor.model_words import describe_variant
+from tutor.progress import ProgressStore
+
+
+@pytest.fixture
+def store(tmp_path) -> ProgressStore:
+    return ProgressStore(tmp_path / "state" / "progress.json")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_variant_has_a_line_of_its_own(lang: str) -> None:
+    lines = {name: describe_variant(name, lang) for name in MODEL_VARIANTS}
+    for name, line in lines.items():  # one line of the palette at 80 columns, where it has 74 cells
+        assert line and cell_len(f"Model: {name} — {line}") <= 74, line
+    assert len(set(lines.values())) == len(lines)  # no two variants read alike
+    assert lines["nope"] == ("no positional encoding" if lang == "en" else "没有位置编码")
+    assert lines["deep"] == ("16 blocks of width 32" if lang == "en" else "16 块，宽 32")
+    assert lines["deep-postnorm-nowarmup"] == (
+        "deep with post-norm, no warm-up" if lang == "en" else "deep，post-norm，没有预热"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lang", "line"), [("en", "Model: nope — no positional encoding"), ("zh", "模型: nope — 没有位置编码")]
+)
+async def test_the_palette_describes_each_variant(store, lang: str, line: str) -> None:
+    app = make_app(store, lang=lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        await pilot.press(*"nope")
+        await pilot.pause(0.3)  # the palette searches in a worker of its own
+        await settle(pilot)
+        assert line in screen_text(app)
