@@ -26,7 +26,12 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
         "练习：本课的小测验、实验和编程练习",
     ),
     ("F2", "lesson list", "课程列表"),
-    ("F7 / F8", "previous / next lesson (F8 marks this one done)", "上一课 / 下一课（F8 会把本课标为完成）"),
+    ("alt+↓ / alt+↑", "scroll the lesson a page, wherever the focus is", "课文翻一页（焦点在哪里都可以）"),
+    (
+        "F7 / F8",
+        "previous / next lesson (F8 marks this one done once read to its end or its quick check passed)",
+        "上一课 / 下一课（读到末尾或通过小测验后，F8 会把本课标为完成）",
+    ),
     (
         "F3",
         "lesson or panels (small windows); hide the lesson (wide ones)",
