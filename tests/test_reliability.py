@@ -411,15 +411,15 @@ def test_each_kind_of_terminal_runs_steps_and_quits(tmp_path: Path, terminal: st
         assert b"Lesson 1/" in out, out[-2000:]
         out += drain(master, 0.5)
         os.write(master, b"\x1b[B")  # ↓
-        screen = pyte.Screen(120, 40)  # only changed cells are sent: "0" becomes "1", so read the screen
+        screen = pyte.Screen(120, 40)  # only changed cells are sent: "1" becomes "2", so read the screen
         stream = pyte.ByteStream(screen)
         stream.feed(out)
         deadline = time.monotonic() + 15
-        while "Step 1/" not in "\n".join(screen.display) and time.monotonic() < deadline:
+        while "Step 2/" not in "\n".join(screen.display) and time.monotonic() < deadline:
             more = drain(master, 0.2)
             stream.feed(more)
             out += more
-        assert "Step 1/" in "\n".join(screen.display)
+        assert "Step 2/" in "\n".join(screen.display)
         os.write(master, b"\x11")  # ctrl+q
         out += read_until(master, b"\x1b[?1049l", timeout=15)  # the alternate screen is left
         assert process.wait(timeout=15) == 0

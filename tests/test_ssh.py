@@ -111,8 +111,8 @@ def test_a_dropped_ssh_connection_keeps_progress_and_a_reconnect_resumes(tmp_pat
     client, master = ssh_tutor(port, key, state, tmp_path)
     try:
         out = read_until(master, b"Lesson 1/", timeout=40)
-        out += read_until(master, b"Step 0/", timeout=20)  # the first lesson has set its prompt and run it
-        assert b"Lesson 1/" in out and b"Step 0/" in out, out[-1500:]
+        out += read_until(master, b"Step 1/", timeout=20)  # the first lesson has set its prompt and run it
+        assert b"Lesson 1/" in out and b"Step 1/" in out, out[-1500:]
         drain(master, 1.0)
         os.write(master, b"\x15")  # ctrl+u; then wait for the empty prompt (a burst can run ctrl+u after the text)
         assert b"Type a prompt" in read_until(master, b"Type a prompt", timeout=20)
@@ -131,8 +131,8 @@ def test_a_dropped_ssh_connection_keeps_progress_and_a_reconnect_resumes(tmp_pat
 
     client, master = ssh_tutor(port, key, state, tmp_path)  # the learner logs in again
     try:
-        out = read_until(master, b"Step 2/", timeout=40)
-        assert b"Step 2/" in out and "狗追猫".encode() in out, out[-1500:]
+        out = read_until(master, b"Step 3/", timeout=40)
+        assert b"Step 3/" in out and "狗追猫".encode() in out, out[-1500:]
         os.write(master, b"\x11")  # ctrl+q
         out += read_until(master, b"\x1b[?1049l", timeout=15)
         assert client.wait(timeout=20) == 0

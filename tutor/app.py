@@ -70,7 +70,7 @@ class TutorCommands(Provider):
             )
         for step in screen.gpt.steps:
             yield (
-                f"{'步骤' if zh else 'Step'} {step.index}: {step.label(app.lang)}",
+                f"{'步骤' if zh else 'Step'} {step.index + 1}: {step.label(app.lang)}",
                 lambda name=step.name: screen.goto_step_name(name),
                 step.name,
             )

@@ -51,7 +51,8 @@ class StepInfo(LiveStatic):
         self.redraw = self._show_again  # the hooks' line is made for a width: made again for a new one
         step, lang = view.step, view.lang
         text = Text.assemble(
-            (t("step_of", lang, i=step.index, n=len(view.trace.steps) - 1) + " · ", "dim"),
+            # counted from 1, as lessons and heads are
+            (t("step_of", lang, i=step.index + 1, n=len(view.trace.steps)) + " · ", "dim"),
             (step.label(lang), "bold"),
             "\n",
             (EMBED_FORMULAS[view.gpt.config.positional] if step.kind == "embed" else FORMULAS[step.kind], "italic"),
