@@ -435,9 +435,13 @@ async def test_exercise_screen_fails_then_passes_on_save_and_records(
         footer = screen_text(app).splitlines()[-1]
         assert all(key in footer for key in ("Esc", "Check", "Hint", "Solution"))
 
+        app.screen.query_one("#exercise-starter").scroll_visible(animate=False)
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "def layer_norm(x:" in shown and "x̂  = (x − μ) / √(σ² + ε)" in shown  # the signature and its formula
         await pilot.press("s")  # no solution before a pass
         await pilot.pause()
-        assert "def layer_norm(" not in screen_text(app)
+        assert "Reference solution" not in screen_text(app)
         assert any("opens once" in n.message for n in app._notifications)
         await pilot.press("h")
         await pilot.pause()

@@ -30,6 +30,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "title": ("Exercise: {title}", "编程练习：{title}"),
     "task": ("Task: ", "任务："),
     "file": ("Edit: ", "编辑："),
+    "starter": ("What you write, as the file starts it:", "你要写的函数，文件开头是这样的："),
     "file_note": (
         "in your editor (another terminal or tmux pane); every save is checked again here",
         "用你的编辑器打开（另一个终端或 tmux 窗格）；每次保存都会在这里重新检查",
@@ -68,7 +69,9 @@ class ExerciseScreen(Screen[None]):
     ExerciseScreen > #exercise-title { height: 1; padding: 0 1; background: $panel; }
     ExerciseScreen > VerticalScroll { padding: 0 1; }
     ExerciseScreen #exercise-status { margin: 1 0 0 0; }
-    ExerciseScreen #exercise-output, ExerciseScreen #exercise-extra { margin: 1 0 0 0; }
+    ExerciseScreen #exercise-output, ExerciseScreen #exercise-starter, ExerciseScreen #exercise-extra {
+        margin: 1 0 0 0;
+    }
     """
 
     def __init__(self, name: str, lang: str, folder: Path | None = None) -> None:
@@ -97,6 +100,7 @@ class ExerciseScreen(Screen[None]):
             yield Static(id="exercise-task")
             yield Static(id="exercise-status")
             yield Static(id="exercise-output")
+            yield Static(id="exercise-starter")
             yield Static(id="exercise-extra")
         yield TutorFooter(compact=True)
 
@@ -108,6 +112,15 @@ class ExerciseScreen(Screen[None]):
         task.append(str(self.path), style="underline")
         task.append("\n" + self.words("file_note"), style="dim")
         self.query_one("#exercise-task", Static).update(task)
+        starter = Syntax(  # the signature and its formula, as the starter file has them; the body is the learner's
+            self.exercise.code.strip("\n").replace("{todo}", "    ..."),
+            "python",
+            theme="ansi_dark",
+            background_color="default",
+            word_wrap=True,
+        )
+        title = Text(self.words("starter"), style="bold")
+        self.query_one("#exercise-starter", Static).update(Group(title, starter))
         try:
             write_workspace(self.folder, self.lang)
         except OSError as error:
@@ -161,6 +174,8 @@ class ExerciseScreen(Screen[None]):
             record_result(app.progress.exercises, self.exercise.name, result.passed, message.saved)
             app.remember()  # saved atomically a moment later, with everything else
         self.show_status(result)
+        status = self.query_one("#exercise-status", Static)
+        self.call_after_refresh(status.scroll_visible, animate=False)  # a new verdict is what the learner looks for
 
     def record(self) -> dict[str, Any] | None:
         """The learner's saved result for this exercise: passed, tries, when."""
@@ -200,7 +215,9 @@ class ExerciseScreen(Screen[None]):
         hint = Text()
         hint.append(self.words("hint"), style="bold")
         hint.append(self.exercise.hint(self.lang))
-        self.query_one("#exercise-extra", Static).update(hint)
+        extra = self.query_one("#exercise-extra", Static)
+        extra.update(hint)
+        self.call_after_refresh(extra.scroll_visible, animate=False)  # below the starter in a small window
 
     def action_solution(self) -> None:
         record = self.record()
