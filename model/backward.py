@@ -39,10 +39,15 @@ def cross_entropy_and_backward(logits: np.ndarray, targets: np.ndarray) -> tuple
     """Both of the above from one log-softmax (the logits are the biggest array of the pass)."""
     log_probs = _log_softmax(logits)
     loss = _mean_negative_log_likelihood(log_probs, targets)
+    return loss, _mean_loss_gradient(log_probs, targets)
+
+
+def _mean_loss_gradient(log_probs: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """(softmax − onehot(target)) / N, made in place of `log_probs` (which it uses up)."""
     d_logits = np.exp(log_probs, out=log_probs)
     _flat(d_logits)[np.arange(targets.size), targets.reshape(-1)] -= 1.0  # a view: lands in d_logits
     d_logits /= targets.size
-    return loss, d_logits
+    return d_logits
 
 
 def position_losses_and_backward(logits: np.ndarray, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -55,11 +60,9 @@ def position_losses_and_backward(logits: np.ndarray, tokens: np.ndarray) -> tupl
     """
     log_probs = _log_softmax(logits[:-1])
     targets = tokens[1:]
-    losses = -log_probs[np.arange(targets.size), targets]
+    losses = -log_probs[np.arange(targets.size), targets]  # a copy: taken before the gradient uses log_probs up
     d_logits = np.zeros_like(logits)
-    d_logits[:-1] = np.exp(log_probs)
-    d_logits[np.arange(targets.size), targets] -= 1.0
-    d_logits /= targets.size
+    d_logits[:-1] = _mean_loss_gradient(log_probs, targets)
     return losses.astype(logits.dtype, copy=False), d_logits
 
 

@@ -100,7 +100,9 @@ class GPT:
 
     def with_config(self, **changes: object) -> GPT:
         """The same weights under a changed wiring (say another `pos_base`): off-training."""
-        other = GPT(replace(self.config, **changes), self.params, self.tokenizer, self.name, self.trained, False)
+        other = GPT(
+            replace(self.config, **changes), self.params, self.tokenizer, self.name, self.trained, lay_out=False
+        )
         other._weights = self._weights  # laid out once, shared
         return other
 
