@@ -25,6 +25,13 @@ Stop = Callable[[], bool]
 QUICK_PASS = 0.02  # seconds: a pass this quick may run on the keystroke itself, not in a worker
 
 
+def failure_words(error: Exception, lang: str) -> str:
+    """The one line a learner reads when a pass fails."""
+    from tutor.i18n import t
+
+    return t("model_failed", lang, error=f"{type(error).__name__}: {error}")
+
+
 class PassRunner(Generic[R]):
     """Runs `compute(stop)` for `owner`, hands the latest result to `deliver` and any error to `failed`."""
 

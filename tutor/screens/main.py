@@ -19,7 +19,7 @@ from tutor.host import Host
 from tutor.i18n import localize_bindings, pick, t
 from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, labelled_links, parse_link
 from tutor.place import Place
-from tutor.runner import PassRunner, Stop
+from tutor.runner import PassRunner, Stop, failure_words
 from tutor.view import View
 from tutor.widgets.attention_panel import AttentionPanel
 from tutor.widgets.footer import TutorFooter
@@ -35,7 +35,6 @@ from tutor.widgets.token_strip import TokenStrip
 from tutor.widgets.vectors_panel import VectorsPanel
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
-    "model_failed": ("The model could not run on this prompt ({error}).", "模型无法处理这个提示词（{error}）。"),
     "lesson_model": (
         "A lesson can only switch to a shipped model ({known}), not '{name}'.",
         "课程只能切换到随附的模型（{known}），不能切换到“{name}”。",
@@ -282,11 +281,7 @@ class MainScreen(Screen[None]):
         return gpt.run(prompt, stop=stop)
 
     def pass_failed(self, error: Exception) -> None:
-        self.notify(
-            pick(WORDS, "model_failed", self.lang, error=f"{type(error).__name__}: {error}"),
-            severity="error",
-            markup=False,
-        )
+        self.notify(failure_words(error, self.lang), severity="error", markup=False)
 
     def pass_ready(self, result: tuple[str, GPT, Trace]) -> None:
         prompt, gpt, trace = result
