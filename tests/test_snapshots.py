@@ -21,6 +21,9 @@ STATES = {
     "start": [],
     "layernorm": ["ctrl+u", *"猫追狗", "shift+up", "down"],
     "residual": ["ctrl+u", *"猫追狗", "shift+up", "pagedown", "pagedown", "down", "down"],
+    # backwards from the unembedding: the final LayerNorm, then block 3's residual add with its two paths
+    "backward": ["ctrl+u", *"猫追狗的", "shift+up", "ctrl+r", "down", "down"],
+    "similarity": ["ctrl+u", *"猫追狗的", "shift+up", "pagedown", "pagedown", *["f6"] * 5],
 }
 
 

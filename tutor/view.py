@@ -103,6 +103,19 @@ def fmt(value: float, width: int = 5) -> str:
     return f"{mantissa}e{int(exponent)}".rjust(width)
 
 
+def grad_text(value: float, width: int = 7) -> str:
+    """A gradient's size in `width` cells, readable across forty orders of magnitude: 1.71, 0.0914,
+    8.7e-14 (a vanishing gradient must not print as 0.00), and 0 only when it is exactly 0."""
+    if value == 0 or not math.isfinite(value):
+        return "0" if value == 0 else fmt(value, width).strip()
+    if value >= 0.01:
+        for decimals in (4, 2, 1, 0):  # 0.0914, 1.7112, 163.20, 12345.6
+            text = f"{value:.{decimals}f}"
+            if len(text) <= min(width, 6 if decimals == 4 else width):
+                return text
+    return f"{value:.1e}".replace("e-0", "e-").replace("e+0", "e+")  # 8.7e-14, 7.2e-3
+
+
 SHADES = 32  # colour steps per sign: the digits carry the exact value, colour only the gist
 
 

@@ -13,7 +13,7 @@ from rich.text import Text
 from model import Step, Trace
 from tutor.i18n import pick
 from tutor.text_table import Column, text_table
-from tutor.view import View, top_dims_text, visible_piece
+from tutor.view import View, grad_text, top_dims_text, visible_piece
 from tutor.widgets.live_static import LiveStatic
 
 ROWS = 10  # token rows at most: a window around the cursor in a long prompt
@@ -55,8 +55,8 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "这个模型没有残差相加：流上的梯度只能穿过子层。",
     ),
     "params": ("∂L/∂θ of this sublayer: {norms}", "这个子层的 ∂L/∂θ：{norms}"),
-    "gamma": ("‖∂L/∂γ‖ {norm:.4f} · {dims}", "‖∂L/∂γ‖ {norm:.4f} · {dims}"),
-    "beta": ("‖∂L/∂β‖ {norm:.4f} · {dims}", "‖∂L/∂β‖ {norm:.4f} · {dims}"),
+    "gamma": ("‖∂L/∂γ‖ {norm} · largest: {dims}", "‖∂L/∂γ‖ {norm} · 最大的分量：{dims}"),
+    "beta": ("‖∂L/∂β‖ {norm} · largest: {dims}", "‖∂L/∂β‖ {norm} · 最大的分量：{dims}"),
     "gamma_note": (
         "γ and β are learned by gradient descent: a training step moves them by −lr·∂L/∂γ and −lr·∂L/∂β.",
         "γ 和 β 是靠梯度下降学出来的：训练的每一步把它们移动 −lr·∂L/∂γ 和 −lr·∂L/∂β。",
@@ -64,9 +64,9 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "embed_grad": ("‖∂L/∂x₀‖ = to W_E[token]", "‖∂L/∂x₀‖ = 给 W_E[词元]"),
     "embed_note": (
         "Each position hands its ∂L/∂x₀ to its token's row of W_E (a token that appears twice gets the sum). "
-        "W_E also scores the logits: its whole gradient adds the unembedding's share, ‖∂L/∂W_E‖ = {norm:.4f}.",
+        "W_E also scores the logits: its whole gradient adds the unembedding's share, ‖∂L/∂W_E‖ = {norm}.",
         "每个位置把自己的 ∂L/∂x₀ 交给它那个词元在 W_E 里的一行（出现两次的词元得到两者之和）。"
-        "W_E 还用来给 logits 打分：它的整个梯度再加上反嵌入那一份，‖∂L/∂W_E‖ = {norm:.4f}。",
+        "W_E 还用来给 logits 打分：它的整个梯度再加上反嵌入那一份，‖∂L/∂W_E‖ = {norm}。",
     ),
     "more": ("… {n} more tokens (alt+←→ moves the cursor)", "……还有 {n} 个词元（alt+←→ 移动光标）"),
 }
@@ -142,10 +142,11 @@ class BackwardStep(LiveStatic):
         return [head, parts, Text()]
 
     def token_label(self, view: View, pos: int) -> Text:
-        return Text(f"{pos} {visible_piece(view.trace.pieces[pos])}", style="bold" if pos == view.token else "")
+        """The row's token; the cursor's lit (its numbers in bold: a lit number would lose its alignment)."""
+        return Text(f"{pos} {visible_piece(view.trace.pieces[pos])}", style="reverse bold" if pos == view.token else "")
 
     def rows_style(self, view: View, pos: int) -> str:
-        return "reverse" if pos == view.token else ""
+        return "bold" if pos == view.token else ""
 
     # -- by kind of step ---------------------------------------------------------------------------
 
@@ -175,8 +176,8 @@ class BackwardStep(LiveStatic):
                 [
                     self.token_label(view, pos),
                     *(Text(c, style=style) for c in cells),
-                    Text(f"{d_logits[pos]:.4f}", style=style),
-                    Text(f"{leaves[pos]:.4f}", style=style),
+                    Text(grad_text(d_logits[pos]), style=style),
+                    Text(grad_text(leaves[pos]), style=style),
                 ]
             )
         return [*text_table(columns, rows), Text(pick(WORDS, "unembed_note", lang), style="dim")]
@@ -196,7 +197,7 @@ class BackwardStep(LiveStatic):
         rows = [
             [
                 self.token_label(view, pos),
-                *(Text(f"{size[pos]:.4f}", style=self.rows_style(view, pos)) for size in sizes),
+                *(Text(grad_text(size[pos]), style=self.rows_style(view, pos)) for size in sizes),
                 Text(f"{cos[pos]:+.2f}", style=self.rows_style(view, pos)),
             ]
             for pos in token_window(view.n_tokens, view.token)
@@ -219,12 +220,12 @@ class BackwardStep(LiveStatic):
         rows = []
         for pos in token_window(view.n_tokens, view.token):
             style = self.rows_style(view, pos)
-            ratio = f"{leaves[pos] / enters[pos]:.3f}" if enters[pos] > 0 else "—"
+            ratio = grad_text(leaves[pos] / enters[pos]) if enters[pos] > 0 else "—"
             rows.append(
                 [
                     self.token_label(view, pos),
-                    Text(f"{enters[pos]:.4f}", style=style),
-                    Text(f"{leaves[pos]:.4f}", style=style),
+                    Text(grad_text(enters[pos]), style=style),
+                    Text(grad_text(leaves[pos]), style=style),
                     Text(ratio, style=style),
                 ]
             )
@@ -232,12 +233,12 @@ class BackwardStep(LiveStatic):
         if step.kind == "norm" and step.name + ".g" in trace.param_grads:
             gamma, beta = trace.param_grads[step.name + ".g"], trace.param_grads[step.name + ".b"]
             for key, grad in (("gamma", gamma), ("beta", beta)):
-                norm = float(np.linalg.norm(grad.astype(np.float64)))
+                norm = grad_text(float(np.linalg.norm(grad.astype(np.float64))))
                 lines.append(Text(pick(WORDS, key, lang, norm=norm, dims=top_dims_text(grad, lang)), style="bold"))
             lines.append(Text(pick(WORDS, "gamma_note", lang), style="dim"))
         elif step.kind in ("attention", "mlp"):
             params = sublayer_params(trace, step)
-            text = " · ".join(f"{name} {value:.4f}" for name, value in params.items())
+            text = " · ".join(f"{name} {grad_text(value)}" for name, value in params.items())
             lines.append(Text(pick(WORDS, "params", lang, norms=text), style="bold"))
         if not view.gpt.config.residual and step.kind in ("attention", "mlp"):
             lines.append(Text(pick(WORDS, "no_residual", lang), style="dim"))
@@ -251,8 +252,8 @@ class BackwardStep(LiveStatic):
             Column(pick(WORDS, "embed_grad", lang), justify="right"),
         ]
         rows = [
-            [self.token_label(view, pos), Text(f"{to_rows[pos]:.4f}", style=self.rows_style(view, pos))]
+            [self.token_label(view, pos), Text(grad_text(to_rows[pos]), style=self.rows_style(view, pos))]
             for pos in token_window(view.n_tokens, view.token)
         ]
-        whole = float(np.linalg.norm(trace.param_grads["wte"].astype(np.float64)))
+        whole = grad_text(float(np.linalg.norm(trace.param_grads["wte"].astype(np.float64))))
         return [*text_table(columns, rows), Text(pick(WORDS, "embed_note", lang, norm=whole), style="dim")]

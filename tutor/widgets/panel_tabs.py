@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
@@ -47,11 +48,36 @@ class PanelTabs(Widget, can_focus=True):
         lit = Style.from_rich_style(self.get_component_rich_style("panel-tabs--active"))
         if self.app.no_color:  # without colours a background shows nothing: reverse the shown panel's name
             lit += Style(reverse=True)
+        items = list(self.labels.items())
+        first, end = self.window([cell_len(label) + 2 for _, label in items], self.content_size.width)
         parts: list[Content] = []
-        for index, (panel, label) in enumerate(self.labels.items()):
+        for index in range(first, end):
+            panel, label = items[index]
             tab = Content(f" {label} ").stylize(f"@click=choose({index})")
             parts.append(tab.stylize(lit) if panel == self.active else tab)
-        return Content(" ").join(parts)
+        line = Content(" ").join(parts)
+        if (first, end) == (0, len(items)):
+            return line
+        return Content.assemble("‹" if first else " ", line, " ›" if end < len(items) else "")
+
+    def window(self, widths: list[int], room: int) -> tuple[int, int]:
+        """The tabs in view, [first, end): all when they fit; else a run that fits beside ‹ and ›, with the
+        shown tab in it (a narrow panel area must not hide the very tab it shows)."""
+
+        def fitting(first: int, space: int) -> int:
+            end, used = first, -1
+            while end < len(widths) and used + 1 + widths[end] <= space:
+                used += 1 + widths[end]
+                end += 1
+            return max(end, first + 1)
+
+        if not room or fitting(0, room) == len(widths):
+            return 0, len(widths)
+        active = list(self.labels).index(self.active) if self.active in self.labels else 0
+        first = 0
+        while fitting(first, room - 3) <= active:
+            first += 1
+        return first, fitting(first, room - 3)
 
     def action_choose(self, index: int) -> None:
         panels = list(self.labels)

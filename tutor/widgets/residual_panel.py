@@ -12,7 +12,7 @@ from rich.text import Text
 
 from tutor.i18n import t
 from tutor.text_table import Column, text_table
-from tutor.view import ResidualPoint, View, residual_points, top_dims_text, visible_piece
+from tutor.view import ResidualPoint, View, grad_text, residual_points, top_dims_text, visible_piece
 from tutor.widgets.live_static import LiveStatic
 
 BAR = 24
@@ -76,7 +76,9 @@ class ResidualPanel(LiveStatic):
         log = top / low > 100  # norms across orders of magnitude: log bars
         labels = [point.label(lang) for point in points]
         headers = [Text(f"{pos} {visible_piece(piece)}", style="bold") for pos, piece in enumerate(trace.pieces)]
-        texts = [[norm_text(v) for v in norms[:, pos]] for pos in range(view.n_tokens)]
+        number = grad_text if self.grads else norm_text  # a vanishing gradient is 1e-14, not 0.00
+        value_text = grad_text if self.grads else partial(norm_text, most=3)  # the bar's own number
+        texts = [[number(v) for v in norms[:, pos]] for pos in range(view.n_tokens)]
 
         def column_width(pos: int) -> int:
             return min(TOKEN_COLUMN, max(headers[pos].cell_len, *(len(v) for v in texts[pos])))
@@ -109,11 +111,11 @@ class ResidualPanel(LiveStatic):
                 [
                     "▶" if i == current else "",
                     Text(labels[i], style=row_style),
-                    Text(f"{bar:<{bar_width}} {norm_text(value, most=3):>7}", style="dim" if future else "cyan"),
-                    *(
-                        Text(norm_text(norms[i, pos]), style="reverse" if pos == view.token else row_style)
-                        for pos in shown
+                    Text(
+                        f"{bar:<{bar_width}} {value_text(value):>7}",
+                        style="dim" if future else "cyan",
                     ),
+                    *(Text(texts[pos][i], style="reverse" if pos == view.token else row_style) for pos in shown),
                 ]
             )
         token = f"{view.token} {visible_piece(trace.pieces[view.token])}"

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from model import Step
 from tutor.i18n import BACKWARD_FORMULAS, EMBED_FORMULAS, FORMULAS, t
-from tutor.view import View
+from tutor.view import View, grad_text
 from tutor.widgets.live_static import LiveStatic
 
 
@@ -89,7 +89,7 @@ class StepInfo(LiveStatic):
             enters = np.linalg.norm(trace[step.out_hook + "_grad"][view.token].astype(np.float64))
             leaves = np.linalg.norm(trace[step.in_hook + "_grad"][view.token].astype(np.float64))
             text.append(f"\nL {trace.loss:.3f}   [{view.token}] ")
-            text.append(f"‖∂L/∂y‖ {enters:.4f} → ‖∂L/∂x‖ {leaves:.4f}", style="bold")
+            text.append(f"‖∂L/∂y‖ {grad_text(enters)} → ‖∂L/∂x‖ {grad_text(leaves)}", style="bold")
         elif view.n_tokens:
             text.append("\n" + t("grad_needs_two", lang), style="italic")
         self.show_content(text, "four lines")

@@ -1,0 +1,174 @@
+"""The backward view, the gradient panel and the similarity panel: every number on screen is the trace's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import model
+from model.depth import mean_position_similarity
+from tests.test_app import make_app, screen_text, settle
+from tutor.progress import ProgressStore
+from tutor.view import grad_text, residual_points, visible_piece
+from tutor.widgets.heatmap import HeatmapGrid
+from tutor.widgets.similarity_panel import SimilarityPanel, cosine_matrix
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ProgressStore:
+    return ProgressStore(tmp_path / "state" / "progress.json")
+
+
+def norm(values: np.ndarray) -> float:
+    return float(np.linalg.norm(values.astype(np.float64)))
+
+
+async def type_prompt(pilot, text: str) -> None:
+    await pilot.press("ctrl+u", *text)
+    await settle(pilot)
+
+
+async def test_ctrl_r_turns_the_pass_round_and_shows_the_loss_each_positions_loss_and_target(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")  # the lesson out of the way: the panels have the room
+        await type_prompt(pilot, "猫追狗的一")
+        await pilot.press("shift+up", "ctrl+r")
+        await settle(pilot)
+        main = app.main
+        trace = main.trace
+        assert main.place.backward and trace is not None and trace.has_grads
+        assert trace.steps[main.step_index].name == "unembed"  # b at the embedding: the gradient's start
+        assert main.query_one("#panels").active == "gradient"  # type: ignore[attr-defined]
+        assert main.token == 3  # off the last token, which no gradient reaches
+        text = screen_text(app)
+        assert "backward" in text and f"L = {trace.loss:.3f}" in text
+        assert trace.losses is not None
+        for pos, loss in enumerate(trace.losses):
+            target = visible_piece(trace.pieces[pos + 1])
+            assert f"{pos} {visible_piece(trace.pieces[pos])}→{target} {float(loss):.2f}" in text
+            assert f"{np.exp(-float(loss)):.3f}" in text  # p(target) in the unembedding's table
+        d_logits = trace["logits_grad"][3]
+        assert grad_text(norm(d_logits)) in text
+        # the bar steps back: ↓ is the final LayerNorm, with ∂L/∂γ and ∂L/∂β
+        await pilot.press("down")
+        await settle(pilot)
+        assert trace.steps[main.step_index].name == "ln_final"
+        text = screen_text(app)
+        assert f"‖∂L/∂γ‖ {grad_text(norm(trace.param_grads['ln_final.g']))}" in text
+        assert f"‖∂L/∂β‖ {grad_text(norm(trace.param_grads['ln_final.b']))}" in text
+        # ↓ again: block 3's residual add, the two paths for every token
+        await pilot.press("down")
+        await settle(pilot)
+        step = trace.steps[main.step_index]
+        assert step.name == "blocks.3.mlp_add"
+        identity, through_f, total = trace.residual_paths(step)
+        text = screen_text(app)
+        for pos in range(4):
+            row = next(line for line in text.splitlines() if line.strip().startswith(f"{pos} {trace.pieces[pos]} "))
+            for paths in (identity, through_f, total):
+                assert grad_text(norm(paths[pos])) in row, (pos, row)
+        ratio = norm(total[3]) / norm(identity[3])
+        assert f"sum ÷ identity = {ratio:.2f}" in text.replace("\n", " ").replace("  ", " ")
+        # ctrl+r again: forwards, at the same step
+        index = main.step_index
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert not main.place.backward and main.step_index == index
+        assert main.query_one("#panels").active == "residual"  # type: ignore[attr-defined]
+
+
+async def test_the_gradient_chart_shows_the_vanishing_gradient_of_deep_noresidual(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        assert app.main.switch_model("deep-noresidual")
+        await settle(pilot)
+        await type_prompt(pilot, "猫追狗的一只")
+        await pilot.press("ctrl+r", "shift+down")  # backwards to its last step: the embedding
+        await settle(pilot)
+        main, trace = app.main, app.main.trace
+        assert trace is not None and trace.steps[main.step_index].kind == "embed"
+        points = residual_points(trace)
+        grads = [norm(trace[p.hook + "_grad"][main.token]) for p in points]
+        assert grads[-1] > 1e-4 and grads[1] < 1e-20  # vanished on its way down sixteen blocks
+        text = screen_text(app)
+        assert "(log)" in text
+        for label, value in (("B15 mlp", grads[-1]), ("B0 attn", grads[1])):
+            row = next((line for line in text.splitlines() if line.strip().startswith(label)), None)
+            if row is not None:  # rows below the fold scroll; the ones in view carry the trace's number
+                assert grad_text(value) in row, (label, row)
+        embed_row = next(line for line in text.splitlines() if line.strip().startswith(("▶  embed", "embed")))
+        assert grad_text(grads[0]) in embed_row
+
+
+async def test_the_similarity_panel_shows_the_collapse_without_residuals(store) -> None:
+    app = make_app(store, gpt=model.load("noresidual"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await type_prompt(pilot, "猫追狗的一只")
+        await pilot.press("shift+up", "pagedown", "pagedown")  # block 1: the stream after block 0
+        await settle(pilot)
+        app.main.query_one("#panels").active = "similarity"  # type: ignore[attr-defined]
+        await settle(pilot)
+        trace = app.main.trace
+        assert trace is not None
+        x = trace["blocks.0.hook_resid_post"]
+        mean = mean_position_similarity(x[None].astype(np.float64))
+        assert mean > 0.99  # measured: every position carries one direction after block 0
+        text = screen_text(app)
+        assert f"cos(x_s, x_t) of the stream after B0 mlp: mean over pairs s ≠ t {mean:.2f}" in text
+        grid = app.main.query_one(SimilarityPanel).query_one(HeatmapGrid)
+        shown = np.array([row.values for row in grid.rows])
+        assert np.allclose(shown, cosine_matrix(x))
+        assert "+1.00" in text
+
+
+async def test_repeated_tokens_without_positions_have_identical_rows(store) -> None:
+    app = make_app(store, gpt=model.load("nope"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await type_prompt(pilot, "猫猫猫")
+        await pilot.press("shift+down")
+        app.main.query_one("#panels").active = "similarity"  # type: ignore[attr-defined]
+        await settle(pilot)
+        grid = app.main.query_one(SimilarityPanel).query_one(HeatmapGrid)
+        rows = np.array([row.values for row in grid.rows])
+        assert np.allclose(rows, 1.0, atol=1e-5)  # three identical vectors: every pair has cos 1
+
+
+async def test_the_gradient_panel_forwards_runs_the_pass_with_gradients(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await type_prompt(pilot, "猫追狗")
+        assert app.main.trace is not None and not app.main.trace.has_grads  # forwards: no gradient work
+        app.main.query_one("#panels").active = "gradient"  # type: ignore[attr-defined]
+        await settle(pilot)
+        trace = app.main.trace
+        assert trace is not None and trace.has_grads and not app.main.place.backward
+        assert f"L = {trace.loss:.3f}" in screen_text(app)
+        await type_prompt(pilot, "猫追狗的")  # each new pass too, while the panel is shown
+        assert app.main.trace is not None and app.main.trace.has_grads
+
+
+async def test_a_one_token_prompt_backwards_says_why_there_is_no_gradient(store) -> None:
+    app = make_app(store, lang="zh")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await type_prompt(pilot, "猫")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert app.main.place.backward and app.main.trace is not None and not app.main.trace.has_grads
+        assert "至少要 2 个词元" in screen_text(app)
+        await type_prompt(pilot, "猫追")  # one more token: the gradient comes
+        assert app.main.trace is not None and app.main.trace.has_grads
+        assert "反向" in screen_text(app)
