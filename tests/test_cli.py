@@ -131,7 +131,7 @@ def test_trace_json_is_indented_on_a_terminal_and_one_line_in_a_pipe(capsys) -> 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_trace_notes_come_before_the_table(capsys, lang) -> None:
-    from tutor.cli import TRACE_WORDS
+    from tutor.commands.trace import TRACE_WORDS
 
     code, out, err = run_main(capsys, "trace", "猫" * 70, "--lang", lang)
     note = TRACE_WORDS["dropped"][lang == "zh"].format(n=64, d=6)
