@@ -433,7 +433,7 @@ def test_chinese_wraps_between_characters_and_keeps_punctuation_on_the_line() ->
     from rich.console import Console
     from rich.text import Text
 
-    from tutor import cjk_wrap
+    from tutor.patches import cjk_wrap
 
     cjk_wrap.install()
     console = Console(width=20, record=True, file=open(os.devnull, "w"))  # noqa: SIM115

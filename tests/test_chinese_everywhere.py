@@ -10,7 +10,7 @@ from test_app import make_app, screen_text, settle
 from textual.app import App
 from textual.command import CommandPalette
 
-from tutor.palette import SYSTEM_COMMANDS, WORDS
+from tutor.patches.palette import SYSTEM_COMMANDS, WORDS
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
 from tutor.screens.help import HelpScreen

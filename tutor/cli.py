@@ -10,10 +10,10 @@ import sys
 from collections.abc import Sequence
 
 from tutor import __version__
-from tutor.allocator import keep_freed_memory
 from tutor.commands import add_commands, run
 from tutor.commands.common import fail
 from tutor.language import LANGUAGES, detect_language
+from tutor.patches.allocator import keep_freed_memory
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # and a lab machine runs thirty of these at once.
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
-    keep_freed_memory()  # each keystroke's trace reuses the last one's memory (tutor/allocator.py)
+    keep_freed_memory()  # each keystroke's trace reuses the last one's memory (tutor/patches/allocator.py)
     use_utf8_terminals()
     args = build_parser().parse_args(argv)
     args.lang = args.lang or detect_language()

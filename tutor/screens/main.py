@@ -18,9 +18,10 @@ from textual.worker import get_current_worker
 
 import model
 from model import GPT, Trace
-from tutor.i18n import localize_bindings, pick, t
+from tutor.i18n import pick, t
 from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, labelled_links, parse_link
 from tutor.messages import TraceReady
+from tutor.patches.footer_labels import localize_bindings
 from tutor.view import View
 from tutor.widgets.attention_panel import AttentionPanel
 from tutor.widgets.footer import TutorFooter

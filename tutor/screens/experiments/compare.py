@@ -23,7 +23,8 @@ from textual.worker import get_current_worker
 
 import model
 from model import GPT, Trace
-from tutor.i18n import localize_bindings, pick, t
+from tutor.i18n import pick, t
+from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped, variant_names
 from tutor.view import residual_points, visible_piece

@@ -26,7 +26,8 @@ from textual.worker import get_current_worker
 
 import model
 from model import GPT
-from tutor.i18n import localize_bindings, pick, t
+from tutor.i18n import pick, t
+from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped
 from tutor.view import visible_piece
