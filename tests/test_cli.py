@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_tutor
+from helpers import run_tutor
 
 import model
 
@@ -43,7 +43,7 @@ def test_trace_json_schema_and_numbers(tmp_path: Path) -> None:
 
 
 def test_trace_says_when_weights_are_untrained(tmp_path: Path) -> None:
-    from conftest import TOKENIZER, random_params, small_config
+    from helpers import TOKENIZER, random_params, small_config
 
     config = small_config()
     path = tmp_path / "random.safetensors"

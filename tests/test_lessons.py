@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_tutor
+from helpers import run_tutor
 
 from tutor.lesson_check import LANGS, SECTIONS, check_content
 from tutor.lessons import load_lessons, parse_lesson

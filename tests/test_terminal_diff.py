@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pyte
 import pytest
+from helpers import drain, read_until, spawn
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
-from test_terminal import drain, read_until, spawn
 from textual.strip import Strip
 
 from tutor.patches.terminal_diff import ScreenModel, _runs
