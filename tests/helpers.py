@@ -16,6 +16,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -111,29 +112,26 @@ def spawn(
 
 
 def read_until(master: int, needle: bytes, timeout: float = 20.0) -> bytes:
+    """What the pty shows until `needle` has come (or `timeout` seconds have passed)."""
+    return _read(master, timeout, 0.1, lambda seen: needle in seen)
+
+
+def drain(master: int, seconds: float) -> bytes:
+    """Everything the pty shows for `seconds`."""
+    return _read(master, seconds, 0.05, lambda seen: False)
+
+
+def _read(master: int, seconds: float, poll: float, done: Callable[[bytes], bool]) -> bytes:
     seen = b""
-    deadline = time.monotonic() + timeout
-    while needle not in seen and time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
+    deadline = time.monotonic() + seconds
+    while not done(seen) and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], poll)
         if ready:
             try:
                 seen += os.read(master, 65536)
             except OSError:
                 break
     return seen
-
-
-def drain(master: int, seconds: float) -> bytes:
-    out = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.05)
-        if ready:
-            try:
-                out += os.read(master, 65536)
-            except OSError:
-                break
-    return out
 
 
 # -- the app through the pilot ---------------------------------------------------------------------------------

@@ -102,6 +102,14 @@ def test_line_chart_log_axis() -> None:
     assert all(abs(a - b) >= 2 for a in ticks for b in ticks if a != b)
 
 
+async def run_to_the_end(pilot) -> None:
+    """Open the training experiment and start a live run (`r`); the quick run is over when this returns."""
+    await open_experiment(pilot, "training")
+    await pilot.press("r")
+    await settle(pilot)
+    await pilot.pause(0.1)
+
+
 @pytest.fixture
 def quick_live(monkeypatch: pytest.MonkeyPatch) -> training.LiveSettings:
     settings = replace(training.LIVE, steps=6, n_ctx=8, batch_size=2, eval_every=2, eval_windows=2, stdlib_text=False)
@@ -115,10 +123,7 @@ async def test_training_live_run_finishes_and_draws_both_curves(store, quick_liv
     monkeypatch.setattr("tempfile.tempdir", str(temp))
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_experiment(pilot, "training")
-        await pilot.press("r")
-        await settle(pilot)
-        await pilot.pause(0.1)
+        await run_to_the_end(pilot)
         live = app.screen.live
         assert live.finished and not live.cancelled
         for name in quick_live.variants:
@@ -147,10 +152,7 @@ async def test_training_live_divergence_is_a_visible_notice(store, quick_live, m
     monkeypatch.setattr(model_training, "loss_and_gradients", noresidual_blows_up_at_step_4)
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_experiment(pilot, "training")
-        await pilot.press("r")
-        await settle(pilot)
-        await pilot.pause(0.1)
+        await run_to_the_end(pilot)
         assert app.screen.live.finished
         shown = [n.message for n in app._notifications]
         assert any("Diverged" in m and "noresidual: diverged at step" in m for m in shown), shown
