@@ -421,7 +421,7 @@ async def test_no_color_every_step_and_every_panel(store, monkeypatch, size) -> 
             if step.kind in kinds_seen:
                 continue
             kinds_seen.add(step.kind)
-            app.main._go(step.index)
+            app.main.goto_step_index(step.index)
             for panel in ("vectors", "layernorm", "residual", "attention", "next"):
                 tabs.active = panel
                 app.main.refresh_panels()

@@ -20,7 +20,6 @@ from textual.markup import MarkupError
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input
 
 import model
 from model import GPT
@@ -35,7 +34,6 @@ from tutor.quiz import lesson_quiz
 from tutor.quiz import passed as quiz_passed
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
-from tutor.widgets.lesson_view import LessonView
 
 cjk_wrap.install()
 SAVE_DELAY = 0.5  # seconds
@@ -222,7 +220,7 @@ class TutorApp(App[None]):
         """Save first (the terminal may be gone already), then leave."""
         if self.main.trace is not None:  # the prompt as typed: its Input.Changed may still wait in the queue
             with contextlib.suppress(NoMatches):
-                self.progress.last["prompt"] = self.main.query_one("#prompt", Input).value
+                self.progress.last["prompt"] = self.main.typed_prompt
         self._save()
         self.exit()
 
@@ -248,7 +246,7 @@ class TutorApp(App[None]):
             # back where the learner left off: their prompt, model and step, not the lesson's defaults
             self._resume_saved_model()
             if isinstance(last.get("step"), str):  # before the prompt: its trace may be ready at once
-                self.main.pending_step = last["step"]
+                self.main.place.pending_step = last["step"]
             self.main.set_prompt(str(last.get("prompt", lesson.prompt)))
         elif lesson:
             # another lesson opens on its own model; at start-up, a model named on the command line stays
@@ -257,7 +255,7 @@ class TutorApp(App[None]):
             if resume:
                 self._resume_saved_model()
             self.main.set_prompt(str(last.get("prompt", "猫追狗")) if resume else "猫追狗")
-        if heading and lesson and not self.main.query_one("#lesson").goto_heading(heading):  # type: ignore[attr-defined]
+        if heading and lesson and not self.main.goto_heading(heading):
             self.notify(f"no heading '{heading}' in this lesson", severity="warning")
         if lesson:
             self.remember(lesson=lesson.id, lang=self.lang)
@@ -274,6 +272,9 @@ class TutorApp(App[None]):
     def open_lesson_now(self, lesson_id: str) -> None:
         self.run_worker(self.open_lesson(lesson_id), exclusive=True, group="lesson")
 
+    def lesson_is_done(self, lesson_id: str) -> bool:
+        return lesson_id in self.progress.done
+
     def lesson_read(self, lesson_id: str) -> None:
         """The learner has scrolled to the end of a lesson: kept, for the next session too."""
         self.read_to_end.add(lesson_id)
@@ -281,9 +282,11 @@ class TutorApp(App[None]):
 
     def lesson_finished(self, lesson: Lesson) -> bool:
         """Read to its end, or its quick check passed: what F8 needs to mark a lesson done."""
-        shown = self.main.query_one(LessonView)  # read just now: its message may still be on its way
-        read_now = shown.lesson_id == lesson.id and shown.end_seen
-        return read_now or lesson.id in self.read_to_end or quiz_passed(self.progress.quiz.get(lesson.id))
+        return (
+            self.main.lesson_end_seen(lesson.id)
+            or lesson.id in self.read_to_end
+            or quiz_passed(self.progress.quiz.get(lesson.id))
+        )
 
     async def step_lesson(self, delta: int) -> None:
         current = self.main.lesson
@@ -369,12 +372,8 @@ class TutorApp(App[None]):
         self.store.lang = self.lang
         current = self.main.lesson.id if self.main.lesson else None
         self.lessons = load_lessons(self.lang, self.content)
-        self.main.lang = self.lang
         self.localize_palette_key()
-        self.main.query_one("#panels").set_labels(self.main.panel_labels())  # type: ignore[attr-defined]
-        self.main.localize_footer()
-        self.main.query_one("#prompt").placeholder = t("prompt_placeholder", self.lang)  # type: ignore[attr-defined]
-        self.main.refresh_panels()
+        self.main.set_language(self.lang)
         self.remember(lang=self.lang)
         self.run_worker(self._reopen(current), exclusive=True, group="lesson")
 

@@ -17,6 +17,7 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "model": ("model", "模型"),
     "shipped": ("shipped", "随附"),
     "not_shipped": ("not shipped yet", "尚未随附"),
+    "model_failed": ("The model could not run on this prompt ({error}).", "模型无法处理这个提示词（{error}）。"),
     "empty_prompt": ("Type a prompt to see the model at work.", "输入提示词，看看模型如何计算。"),
     "dropped": (
         "The prompt is longer than the context: only the last {n} tokens are used ({d} dropped).",

@@ -12,6 +12,8 @@ from rich.style import Style
 from model import GPT, Step, Trace
 from tutor import i18n
 
+FORWARD, BACKWARD = "forward", "backward"  # the directions the step bar can run in
+
 
 @dataclass(frozen=True)
 class View:
@@ -23,6 +25,11 @@ class View:
     token: int  # the token cursor, a position in the trace
     head: int
     lang: str
+    direction: str = FORWARD  # BACKWARD: the step bar runs from the unembedding back, the panels show ∂L/∂x
+
+    @property
+    def backward(self) -> bool:
+        return self.direction == BACKWARD
 
     @property
     def step(self) -> Step:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
-import time
-from collections.abc import Callable
+from typing import cast
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -14,14 +12,15 @@ from textual.content import Content
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Input, Static
-from textual.worker import get_current_worker
 
 import model
 from model import GPT, Trace
+from tutor.host import Host
 from tutor.i18n import pick, t
 from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, labelled_links, parse_link
-from tutor.messages import TraceReady
 from tutor.patches.footer_labels import localize_bindings
+from tutor.place import Place
+from tutor.runner import PassRunner, Stop, failure_words
 from tutor.view import View
 from tutor.widgets.attention_panel import AttentionPanel
 from tutor.widgets.footer import TutorFooter
@@ -37,7 +36,6 @@ from tutor.widgets.token_strip import TokenStrip
 from tutor.widgets.vectors_panel import VectorsPanel
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
-    "model_failed": ("The model could not run on this prompt ({error}).", "模型无法处理这个提示词（{error}）。"),
     "lesson_model": (
         "A lesson can only switch to a shipped model ({known}), not '{name}'.",
         "课程只能切换到随附的模型（{known}），不能切换到“{name}”。",
@@ -64,7 +62,6 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "page_down": ("Scroll", "滚动"),  # the lesson's own, while it has the focus
 }
 MIN_WIDTH, MIN_HEIGHT = 60, 16
-QUICK_PASS = 0.02  # seconds: a model this quick runs on the keystroke itself, not in a worker
 COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
 WIDE_WIDTH = 170  # from here the residual chart and the next-token guess stay in view beside the tabs
 PANEL_FOR_KIND = {
@@ -118,25 +115,58 @@ class MainScreen(Screen[None]):
 
     def __init__(self, gpt: GPT, lang: str) -> None:
         super().__init__()
-        self.gpt = gpt
-        self.home_gpt = gpt  # what the app started with (tiny, or the command line's): a lesson naming none opens on it
+        self.place = Place(gpt, home_gpt=gpt)  # where the learner is: every key moves this, then the panels draw it
         self.lang = lang
-        self.trace: Trace | None = None
-        self.prompt = ""
-        self.step_index = 0
-        self.token = 0
-        self.head = 0
-        self.lesson: Lesson | None = None
-        self._position = ""  # of the lesson shown: "2/9"
-        self.pending_step: str | None = None  # a step a lesson asked for, applied when its trace arrives
-        self.pending_token: int | None = None  # likewise a token
+        self.passes: PassRunner[tuple[str, GPT, Trace]] = PassRunner(self, "model", self.pass_ready, self.pass_failed)
         self._drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
         self._drawn: tuple[object, ...] = ()
         self._topbar: Content | None = None
-        self.pass_seconds = math.inf  # how long the model's last pass took
         # a small window shows the lesson first (a new learner's, or where a returning learner left it): see on_resize
         self.start_on_lesson = False
         self._lesson_from_start = False  # the small window shows the lesson because it started so, not by F3
+
+    # -- where the learner is (read-only: the moves are the Place's) ------------------------------
+
+    @property
+    def host(self) -> Host:
+        return cast(Host, self.app)
+
+    @property
+    def gpt(self) -> GPT:
+        return self.place.gpt
+
+    @property
+    def home_gpt(self) -> GPT:
+        return self.place.home_gpt
+
+    @property
+    def trace(self) -> Trace | None:
+        return self.place.trace
+
+    @property
+    def prompt(self) -> str:
+        return self.place.prompt
+
+    @property
+    def step_index(self) -> int:
+        return self.place.step_index
+
+    @property
+    def token(self) -> int:
+        return self.place.token
+
+    @property
+    def head(self) -> int:
+        return self.place.head
+
+    @property
+    def lesson(self) -> Lesson | None:
+        return self.place.lesson
+
+    @property
+    def typed_prompt(self) -> str:
+        """The prompt as typed (its pass may still be on its way)."""
+        return self.query_one("#prompt", Input).value
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -205,90 +235,69 @@ class MainScreen(Screen[None]):
             )
         self.refresh_panels()
 
-    # -- the model, in a worker ----------------------------------------------------------------
+    # -- the model: one runner, the latest pass wins -------------------------------------------
 
     @on(Input.Changed, "#prompt")
     def prompt_changed(self, event: Input.Changed) -> None:
         # kept now, not when the model is done: a line that drops (or a busy machine) must not lose what was typed
-        self.app.remember(prompt=event.value)  # type: ignore[attr-defined]
+        self.host.remember(prompt=event.value)
         if event.value != event.input.value or (self.trace is not None and event.value == self.prompt):
             return  # overtaken by a newer keystroke, or on screen already (first frame, or prompt_typed)
-        self.run_model(event.value, self.gpt)  # a big model (GPT-2): typing must not wait; the latest pass wins
+        self.run_model(event.value)  # a big model (GPT-2): typing must not wait; the latest pass wins
 
     def prompt_typed(self, value: str) -> None:
         """The prompt's text changed (called inside the keystroke). A quick model runs here and now, so
         that the character and its numbers come in one frame; a slow one waits for `prompt_changed`."""
-        if self._drawn_trace is not None and self.pass_seconds < QUICK_PASS and value != self.prompt:
-            self.workers.cancel_group(self, "model")
-            self.run_model_now(value)
+        if self._drawn_trace is not None and self.passes.quick and value != self.prompt:
+            self.run_model(value, inline=True)
 
     def set_prompt(self, text: str) -> None:
         prompt = self.query_one("#prompt", Input)
         if prompt.value == text:
-            self.run_model(text, self.gpt)
+            self.run_model(text)
         else:
             prompt.value = text  # Input.Changed runs the model
         prompt.cursor_position = len(text)
         if self._drawn_trace is None:  # the very first picture: a pass of a few tokens takes milliseconds, wait for it
-            self.run_model_now(text)
+            self.run_model(text, inline=True)
 
-    def run_model_now(self, prompt: str) -> None:
-        """The model on this thread: for the first picture, which would otherwise wait for a worker's turn."""
-        try:
-            trace = self.timed_pass(self.gpt, prompt)
-        except Exception as error:  # as in the worker: a notice, and the app goes on
-            self.notify(self.failure(error), severity="error", markup=False)
-            return
-        self.on_trace_ready(TraceReady(prompt, self.gpt, trace))
+    def run_model(self, prompt: str, inline: bool = False) -> None:
+        """A pass of `prompt` on the model shown — with its gradients when stepping backwards."""
+        gpt, grads = self.gpt, self.place.backward
 
-    @work(thread=True, exclusive=True, group="model")
-    def run_model(self, prompt: str, gpt: GPT) -> None:
-        worker = get_current_worker()
-        try:  # a newer keystroke has its own worker: the latest wins, and this pass stops early
-            trace = self.timed_pass(gpt, prompt, stop=lambda: worker.is_cancelled)
-        except model.Stopped:
-            return
-        except Exception as error:  # a bug must not end the learner's session with a traceback: say it, go on
-            self.app.call_from_thread(self.notify, self.failure(error), severity="error", markup=False)
-            return
-        if not worker.is_cancelled:
-            self.post_message(TraceReady(prompt, gpt, trace))
+        def compute(stop: Stop) -> tuple[str, GPT, Trace]:
+            return prompt, gpt, self.run_pass(gpt, prompt, grads, stop)
 
-    def timed_pass(self, gpt: GPT, prompt: str, stop: Callable[[], bool] | None = None) -> Trace:
-        """`gpt.run`, noting how long it took (a quick model runs inside the keystroke: see prompt_typed)."""
-        started = time.perf_counter()
-        trace = gpt.run(prompt, stop=stop)
-        self.pass_seconds = time.perf_counter() - started
-        return trace
+        self.passes.run(compute, inline=inline)
 
-    def failure(self, error: Exception) -> str:
-        return pick(WORDS, "model_failed", self.lang, error=f"{type(error).__name__}: {error}")
+    @staticmethod
+    def run_pass(gpt: GPT, prompt: str, grads: bool, stop: Stop) -> Trace:
+        """`gpt.run`; backwards, with the gradients, unless the prompt has no token to score (then forwards:
+        the panels say why there is no ∂L/∂x)."""
+        if grads:
+            try:
+                return gpt.run(prompt, grads=True, stop=stop)
+            except model.NoTargetError:
+                pass
+        return gpt.run(prompt, stop=stop)
 
-    def on_trace_ready(self, message: TraceReady) -> None:
-        if message.gpt is not self.gpt or message.prompt != self.query_one("#prompt", Input).value:
+    def pass_failed(self, error: Exception) -> None:
+        self.notify(failure_words(error, self.lang), severity="error", markup=False)
+
+    def pass_ready(self, result: tuple[str, GPT, Trace]) -> None:
+        prompt, gpt, trace = result
+        if gpt is not self.gpt or prompt != self.typed_prompt:
             return  # a model or a prompt that is no longer on screen
-        old = self.trace
-        was_at_end = old is None or self.token >= len(old.tokens) - 1
-        self.trace, self.prompt = message.trace, message.prompt
-        n = len(message.trace.tokens)
-        self.token = max(0, n - 1) if was_at_end else min(self.token, max(0, n - 1))
-        if old is None or old.steps is not message.trace.steps:
-            self.step_index = min(self.step_index, len(message.trace.steps) - 1)
-        if self.pending_token is not None:
-            self.token = self.pending_token % n if n else 0
-            self.pending_token = None
-        if self.pending_step is not None:
-            self.goto_step_name(self.pending_step)
-            self.pending_step = None
+        missing = self.place.receive(trace, prompt)
+        if missing is not None:
+            self.no_such_step(missing)
         self.refresh_panels()
-        self.app.remember(prompt=message.prompt)  # type: ignore[attr-defined]
+        self.host.remember(prompt=prompt, step=trace.steps[self.step_index].name)
 
     # -- drawing -------------------------------------------------------------------------------
 
     def view(self) -> View | None:
-        if self.trace is None:
-            return None
-        return View(self.gpt, self.trace, self.step_index, self.token, self.head, self.lang)
+        return self.place.view(self.lang)
 
     def refresh_panels(self) -> bool:
         """Draw the current view; False when there was nothing new to draw."""
@@ -296,7 +305,16 @@ class MainScreen(Screen[None]):
         if view is None or not self.is_mounted:
             return False
         tabs = self.query_one("#panels", PanelSwitcher)
-        drawn = (view.step_index, view.token, view.head, tabs.active, self.size, self.classes, self.lang)
+        drawn = (
+            view.step_index,
+            view.token,
+            view.head,
+            view.direction,
+            tabs.active,
+            self.size,
+            self.classes,
+            self.lang,
+        )
         if view.trace is self._drawn_trace and drawn == self._drawn:
             return False  # a second request for the same picture (a tab switch reports itself after the key drew it)
         self._drawn_trace, self._drawn = view.trace, drawn
@@ -344,85 +362,58 @@ class MainScreen(Screen[None]):
 
     # -- stepping ------------------------------------------------------------------------------
 
-    def _go(self, index: int) -> None:
-        if self.trace is None:
+    def moved(self, moved: bool = True) -> None:
+        """After a move of the step: the panel for the step's kind, the picture, the step kept for next time."""
+        if not moved or self.trace is None:
             return
-        self.step_index = max(0, min(index, len(self.trace.steps) - 1))
         tabs = self.query_one("#panels", PanelSwitcher)
-        panel = PANEL_FOR_KIND[self.trace.steps[self.step_index].kind]
+        step = self.trace.steps[self.step_index]
         if tabs.display:
-            tabs.active = panel  # before the panels are drawn: one layout and one frame for the key
+            tabs.active = PANEL_FOR_KIND[step.kind]  # before the panels are drawn: one layout and one frame for the key
         self.refresh_panels()
-        self.app.remember(step=self.trace.steps[self.step_index].name)  # type: ignore[attr-defined]
+        self.host.remember(step=step.name)
+
+    def goto_step_index(self, index: int) -> None:
+        self.moved(self.place.go(index))
 
     def action_step(self, delta: int) -> None:
-        self._go(self.step_index + delta)
+        self.moved(self.place.step_by(delta))
 
     def action_first_step(self) -> None:
-        self._go(0)
+        self.moved(self.place.first_step())
 
     def action_last_step(self) -> None:
-        if self.trace is not None:
-            self._go(len(self.trace.steps) - 1)
+        self.moved(self.place.last_step())
 
     def action_block(self, delta: int) -> None:
         """To the first step of the next (or previous) block; past the last block, to the end."""
-        if self.trace is None:
-            return
-        steps = self.trace.steps
-        current = steps[self.step_index].block
-        if delta > 0:
-            target = next(
-                (
-                    s.index
-                    for s in steps[self.step_index :]
-                    if s.block is not None and (current is None or s.block > current)
-                ),
-                len(steps) - 1,
-            )
-            if current is None and steps[self.step_index].kind != "embed":
-                target = len(steps) - 1
-        else:
-            here = (
-                current
-                if current is not None
-                else (-1 if steps[self.step_index].kind == "embed" else self.gpt.config.n_layers)
-            )
-            starts = [
-                s.index
-                for s in steps
-                if s.block is not None and s.block < here and (s.index == 0 or steps[s.index - 1].block != s.block)
-            ]
-            target = starts[-1] if starts else 0
-        self._go(target)
+        self.moved(self.place.block_by(delta))
 
     def action_goto_block(self, block: int) -> None:
-        if self.trace is None:
-            return
-        first = next((s.index for s in self.trace.steps if s.block == block), None)
-        if first is None:
+        if self.trace is not None and not self.place.goto_block(block):
             self.notify(f"this model has blocks 0–{self.gpt.config.n_layers - 1}", severity="warning")
         else:
-            self._go(first)
+            self.moved()
 
     def goto_step_name(self, name: str) -> bool:
         if self.trace is None:
-            self.pending_step = name
+            self.place.goto_step(name)  # kept for the pass on its way
             return True
-        index = next((s.index for s in self.trace.steps if s.name == name), None)
-        if index is None:
-            self.notify(f"model {self.gpt.name} has no step {name}", severity="warning")
+        if not self.place.goto_step(name):
+            self.no_such_step(name)
             return False
-        self._go(index)
+        self.moved()
         return True
 
+    def no_such_step(self, name: str) -> None:
+        self.notify(f"model {self.gpt.name} has no step {name}", severity="warning")
+
     def action_move_token(self, delta: int) -> None:
-        if self.trace is not None and self.trace.tokens:
-            self.token = max(0, min(self.token + delta, len(self.trace.tokens) - 1))
+        if self.place.move_token(delta):
             self.refresh_panels()
 
     def action_head(self, delta: int) -> None:
-        self.head = (self.head + delta) % self.gpt.config.n_heads
+        self.place.move_head(delta)
         self.refresh_panels()
 
     def action_next_panel(self) -> None:
@@ -467,7 +458,7 @@ class MainScreen(Screen[None]):
     def remember_view(self) -> None:
         """What a small window shows (the lesson or the panels), to start there next time."""
         if self.has_class("-compact") and not self.has_class("-too-small"):
-            self.app.remember(view="lesson" if self.has_class("-lesson") else "panels")  # type: ignore[attr-defined]
+            self.host.remember(view="lesson" if self.has_class("-lesson") else "panels")
 
     def focus_what_is_shown(self) -> None:
         """After F3 or a resize across COMPACT_WIDTH: the keys go to what the learner sees."""
@@ -483,8 +474,7 @@ class MainScreen(Screen[None]):
     # -- lessons and links ---------------------------------------------------------------------
 
     async def show_lesson(self, lesson: Lesson | None, position: str, empty: str) -> None:
-        self.lesson = lesson
-        self._position = position
+        self.place.lesson, self.place.lesson_position = lesson, position
         self.query_one(LessonView).show(lesson, self.lesson_header(), empty)
         self.update_topbar()
 
@@ -493,8 +483,25 @@ class MainScreen(Screen[None]):
         lesson = self.lesson
         if lesson is None:
             return ""
-        done = lesson.id in self.app.progress.done  # type: ignore[attr-defined]
-        return f"{t('lesson', self.lang)} {self._position}{'  ✓' if done else ''}"
+        done = self.host.lesson_is_done(lesson.id)
+        return f"{t('lesson', self.lang)} {self.place.lesson_position}{'  ✓' if done else ''}"
+
+    def goto_heading(self, heading: str) -> bool:
+        return self.query_one(LessonView).goto_heading(heading)
+
+    def lesson_end_seen(self, lesson_id: str) -> bool:
+        """Whether the lesson shown is `lesson_id` and its last line has been seen (its message may still be on
+        its way)."""
+        shown = self.query_one(LessonView)
+        return shown.lesson_id == lesson_id and shown.end_seen
+
+    def set_language(self, lang: str) -> None:
+        """Everything on this screen in `lang` (the lesson itself the app reloads)."""
+        self.lang = lang
+        self.query_one("#panels", PanelSwitcher).set_labels(self.panel_labels())
+        self.localize_footer()
+        self.query_one("#prompt", Input).placeholder = t("prompt_placeholder", lang)
+        self.refresh_panels()
 
     def update_lesson_header(self) -> None:
         """The header again (a lesson just marked done shows its ✓ at once), the lesson staying where it is."""
@@ -503,7 +510,7 @@ class MainScreen(Screen[None]):
     @on(LessonView.EndReached)
     def lesson_end_reached(self, event: LessonView.EndReached) -> None:
         event.stop()
-        self.app.lesson_read(event.lesson_id)  # type: ignore[attr-defined]
+        self.host.lesson_read(event.lesson_id)
 
     def start_lesson(self, lesson: Lesson, keep_model: bool = False) -> None:
         """Set the panels the way the lesson's front matter asks, on the lesson's own model: the one it names, else
@@ -514,10 +521,10 @@ class MainScreen(Screen[None]):
         if lesson.prompt:
             self.set_prompt(lesson.prompt)
         if lesson.steps:
-            self.pending_step = lesson.steps[0]
             if self.trace is not None and self.prompt == lesson.prompt:
                 self.goto_step_name(lesson.steps[0])
-                self.pending_step = None
+            else:
+                self.place.pending_step = lesson.steps[0]  # taken when the lesson prompt's pass comes
         if lesson.panels and lesson.panels[0] in PANELS and lesson.panels[0] != "tokens":
             self.query_one("#panels", PanelSwitcher).active = lesson.panels[0]
 
@@ -550,12 +557,10 @@ class MainScreen(Screen[None]):
 
     def use_model(self, gpt: GPT, remember: str | None) -> None:
         """Show `gpt` from now on; `remember`: the name to resume it by next time (None: the app's default)."""
-        self.gpt = gpt
-        self.trace = None
-        self.pass_seconds = math.inf  # not measured for this model yet: its first pass goes to a worker
-        self.head = 0
-        self.run_model(self.query_one("#prompt", Input).value, gpt)
-        self.app.remember(model=remember)  # type: ignore[attr-defined]
+        self.place.use_model(gpt)
+        self.passes.forget_speed()  # not measured for this model yet: its first pass goes to a worker
+        self.run_model(self.typed_prompt)
+        self.host.remember(model=remember)
 
     @on(LessonView.LinkClicked)
     async def link_clicked(self, event: LessonView.LinkClicked) -> None:
@@ -577,41 +582,33 @@ class MainScreen(Screen[None]):
         if link.action == "show":
             if "model" in params:
                 self.switch_model(params["model"], from_lesson=True)
-            if "step" in params:
-                if "prompt" in params or self.trace is None:
-                    self.pending_step = params["step"]
-                else:
-                    self.goto_step_name(params["step"])
+            missing = self.place.show(params)  # the step, token and head (a step of a prompt still coming waits)
+            if missing is not None:
+                self.no_such_step(missing)
+            elif "step" in params and self.place.pending_step is None:
+                self.moved()  # the step's panel, before the link's own panel below
             if "panel" in params and params["panel"] in PANELS and params["panel"] != "tokens":
                 self.query_one("#panels", PanelSwitcher).active = params["panel"]
-            if "token" in params and params["token"].lstrip("-").isdigit():
-                if "prompt" in params or "model" in params or self.trace is None:
-                    self.pending_token = int(params["token"])  # counted in the prompt that is coming
-                else:
-                    n = len(self.trace.tokens)
-                    self.token = int(params["token"]) % n if n else 0
-            if "head" in params and params["head"].isdigit():
-                self.head = int(params["head"]) % self.gpt.config.n_heads
             if "prompt" in params:  # last: a quick model's trace comes at once, and takes the step and token above
                 self.set_prompt(params["prompt"])
             self.refresh_panels()
         elif link.action == "lesson":
-            await self.app.open_lesson(params.get("id"), heading=params.get("heading"))  # type: ignore[attr-defined]
+            await self.host.open_lesson(params.get("id"), heading=params.get("heading"))
         elif link.action == "experiment":
-            self.app.open_experiment(params.get("name", ""))  # type: ignore[attr-defined]
+            self.host.open_experiment(params.get("name", ""))
         elif link.action == "exercise":
-            self.app.open_exercise(params.get("name", ""))  # type: ignore[attr-defined]
+            self.host.open_exercise(params.get("name", ""))
         elif link.action == "quiz":
-            self.app.open_quiz(params.get("id") or (self.lesson.id if self.lesson else ""))  # type: ignore[attr-defined]
+            self.host.open_quiz(params.get("id") or (self.lesson.id if self.lesson else ""))
 
     def action_lessons(self) -> None:
-        self.app.action_lessons()  # type: ignore[attr-defined]
+        self.host.action_lessons()
 
     async def action_lesson(self, delta: int) -> None:
-        await self.app.step_lesson(delta)  # type: ignore[attr-defined]
+        await self.host.step_lesson(delta)
 
     def action_toggle_language(self) -> None:
-        self.app.action_toggle_language()  # type: ignore[attr-defined]
+        self.host.action_toggle_language()
 
     def action_links(self) -> None:
         """The lesson's links, to follow from the keyboard."""
@@ -639,7 +636,7 @@ class MainScreen(Screen[None]):
             if href:
                 await self.follow(parse_link(href))
 
-        items = self.app.practice_items()  # type: ignore[attr-defined]
+        items = self.host.practice_items()
         self.app.push_screen(LinkPickerScreen(items, t("practice_title", self.lang)), chosen)
 
     def action_help(self) -> None:

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from model import GPT
+from tutor.runner import failure_words
 from tutor.screens.experiments import title
 from tutor.widgets.footer import TutorFooter
 
@@ -41,6 +42,10 @@ class ExperimentScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+    def pass_failed(self, error: Exception) -> None:
+        """A pass that failed: one line, and the screen goes on (see `tutor.runner`)."""
+        self.notify(failure_words(error, self.lang), severity="error", markup=False)
 
 
 class PromptExperimentScreen(ExperimentScreen):

@@ -13,18 +13,17 @@ import numpy as np
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
-from textual.worker import get_current_worker
 
 import model
 from model import GPT, Trace
 from tutor.i18n import pick, t
 from tutor.patches.footer_labels import localize_bindings
+from tutor.runner import PassRunner, Stop
 from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped, variant_names
 from tutor.view import residual_points, visible_piece
@@ -93,7 +92,7 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
 
 
 @dataclass
-class CompareReady(Message):
+class CompareReady:
     """Both traces of one prompt, computed in the worker."""
 
     prompt: str
@@ -170,6 +169,7 @@ class CompareScreen(PromptExperimentScreen):
         self.chosen = [gpt.name, right if right in self.names else self.names[-1]]
         self.token = -1  # the last token, until the learner moves
         self.ready: CompareReady | None = None
+        self.passes: PassRunner[CompareReady] = PassRunner(self, "compare", self.compare_ready, self.pass_failed)
 
     def model_named(self, name: str) -> GPT:
         return self.gpt if name == self.gpt.name else shipped(name)
@@ -211,17 +211,13 @@ class CompareScreen(PromptExperimentScreen):
             return
         self.run_both(self.query_one("#compare-prompt", Input).value, left, right)
 
-    @work(thread=True, exclusive=True, group="compare")
     def run_both(self, prompt: str, left: GPT, right: GPT) -> None:
-        worker = get_current_worker()
-        try:  # a newer keystroke cancels this worker: stop at the next hook
-            traces = [gpt.run(prompt, stop=lambda: worker.is_cancelled) for gpt in (left, right)]
-        except model.Stopped:
-            return
-        if not worker.is_cancelled:
-            self.post_message(CompareReady(prompt, left, right, *traces))
+        def compute(stop: Stop) -> CompareReady:  # a newer keystroke's pass makes this one stop at the next hook
+            return CompareReady(prompt, left, right, *(gpt.run(prompt, stop=stop) for gpt in (left, right)))
 
-    def on_compare_ready(self, message: CompareReady) -> None:
+        self.passes.run(compute)
+
+    def compare_ready(self, message: CompareReady) -> None:
         current = [self.model_named(name) for name in self.chosen]
         if message.prompt != self.query_one("#compare-prompt", Input).value or [message.left, message.right] != current:
             return  # superseded: a newer run is on its way

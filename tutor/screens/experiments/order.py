@@ -16,18 +16,15 @@ from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
-from textual.message import Message
 from textual.widgets import Input, Static
-from textual.worker import get_current_worker
 
-import model
 from model import GPT
 from tutor.i18n import pick, t
 from tutor.patches.footer_labels import localize_bindings
+from tutor.runner import PassRunner
 from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped
 from tutor.view import visible_piece
@@ -123,7 +120,7 @@ class OrderResult:
 
 
 @dataclass
-class OrderReady(Message):
+class OrderReady:
     result: OrderResult
 
 
@@ -199,6 +196,7 @@ class OrderScreen(PromptExperimentScreen):
         self.positions = [0, 1]
         self.follow = False
         self.result: OrderResult | None = None
+        self.passes: PassRunner[OrderReady] = PassRunner(self, "order", self.order_ready, self.pass_failed)
 
     def compose_body(self) -> ComposeResult:
         yield Input(self.prompt, placeholder=pick(WORDS, "prompt", self.lang), id="order-prompt", compact=True)
@@ -227,17 +225,10 @@ class OrderScreen(PromptExperimentScreen):
         self.positions = [i, j]
         self.run_swap(self.query_one("#order-prompt", Input).value, i, j)
 
-    @work(thread=True, exclusive=True, group="order")
     def run_swap(self, prompt: str, i: int, j: int) -> None:
-        try:
-            result = run_order(prompt, i, j)
-        except model.WeightsError as error:  # a damaged install: say so, once, instead of a traceback
-            self.app.call_from_thread(self.notify, str(error), severity="error")
-            return
-        if not get_current_worker().is_cancelled:
-            self.post_message(OrderReady(result))
+        self.passes.run(lambda stop: OrderReady(run_order(prompt, i, j)))
 
-    def on_order_ready(self, message: OrderReady) -> None:
+    def order_ready(self, message: OrderReady) -> None:
         result = message.result
         if result.prompt != self.query_one("#order-prompt", Input).value or [result.i, result.j] != self.positions:
             return  # the learner has moved on: a newer run is coming

@@ -13,16 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.message import Message
 from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 
 from model import GPT, sinusoidal_positions
 from tutor.i18n import pick
 from tutor.patches.footer_labels import localize_bindings
+from tutor.runner import PassRunner, Stop
 from tutor.screens.experiments.base import ExperimentScreen
 from tutor.view import sequential_style, visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
@@ -122,7 +121,7 @@ def rope_angles(table: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class Guesses(Message):
+class Guesses:
     """The next-token guesses of the model as trained and with the changed base, for one prompt."""
 
     prompt: str
@@ -169,6 +168,7 @@ class PositionsScreen(ExperimentScreen):
         self.base = self.trained_base
         self.uses_base = gpt.config.positional in ("sinusoidal", "rope")
         self.guesses: Guesses | None = None
+        self.passes: PassRunner[Guesses] = PassRunner(self, "positions-model", self.guesses_ready, self.pass_failed)
 
     def words(self, key: str, **values: object) -> str:
         return pick(WORDS, key, self.lang, **values)
@@ -321,24 +321,24 @@ class PositionsScreen(ExperimentScreen):
         if self.prompt and self.uses_base:
             self.rerun(self.prompt, self.base)
 
-    @work(thread=True, exclusive=True, group="positions-model")
     def rerun(self, prompt: str, base: float) -> None:
-        trained = self.gpt.run(prompt)
-        changed = self.gpt.with_config(pos_base=base).run(prompt) if base != self.trained_base else trained
+        self.passes.run(lambda stop: self.guesses_for(prompt, base, stop))
+
+    def guesses_for(self, prompt: str, base: float, stop: Stop) -> Guesses:
+        trained = self.gpt.run(prompt, stop=stop)
+        changed = self.gpt.with_config(pos_base=base).run(prompt, stop=stop) if base != self.trained_base else trained
         position = len(trained.tokens) - 1
-        self.post_message(
-            Guesses(
-                prompt,
-                base,
-                position,
-                trained.pieces[position] if position >= 0 else "",
-                trained.dropped,
-                trained.top_k(TOP_K),
-                changed.top_k(TOP_K),
-            )
+        return Guesses(
+            prompt,
+            base,
+            position,
+            trained.pieces[position] if position >= 0 else "",
+            trained.dropped,
+            trained.top_k(TOP_K),
+            changed.top_k(TOP_K),
         )
 
-    def on_guesses(self, message: Guesses) -> None:
+    def guesses_ready(self, message: Guesses) -> None:
         if message.prompt == self.prompt and message.base == self.base:
             self.guesses = message
             self._show_model()
