@@ -63,6 +63,20 @@ def test_backwards_the_keys_run_from_the_unembedding_to_the_embedding(place: Pla
     assert place.step_index == 0
     place.turn()
     assert place.direction == FORWARD and place.step_index == 0
+    place.turn()  # from the embedding, the first forward step: backwards starts where the gradient does
+    assert names(place)[place.step_index] == "unembed"
+    place.turn()
+    assert place.step_index == 0  # and turning again is back at the embedding
+
+
+def test_backwards_the_cursor_leaves_the_last_token_which_no_gradient_reaches(place: Place) -> None:
+    assert place.token == 3
+    place.turn()
+    assert place.token == 2
+    place.move_token(1)
+    place.turn()
+    place.turn()
+    assert place.token == 2
 
 
 def test_block_keys_forward_go_to_each_blocks_first_step(place: Place) -> None:

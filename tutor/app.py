@@ -72,6 +72,7 @@ class TutorCommands(Provider):
             )
         for label, href in app.practice_items():
             yield (label, lambda h=href: app.follow_now(h), "F10")
+        yield ("反向传播：从损失往回走" if zh else "Backward pass: step back from the loss", screen.action_turn, "^r")
         yield ("中文 / English", app.action_toggle_language, "F5")
 
     async def discover(self) -> Hits:

@@ -50,7 +50,20 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "γ: mean {gm}, std {gs} · β: mean {bm}, std {bs}",
         "γ：均值 {gm}，标准差 {gs} · β：均值 {bm}，标准差 {bs}",
     ),
+    "backward": ("backward", "反向"),
+    "grad_reads": ("gets ∂L/∂ {out} → hands ∂L/∂ {into}", "收到 ∂L/∂ {out} → 传给 ∂L/∂ {into}"),
+    "gradient": ("∂L/∂x", "梯度"),  # short: at 80 columns every tab fits on the one line
+    "similarity": ("Cosine", "相似度"),
+    "grad_title": (
+        "‖∂L/∂x‖, the loss's gradient on the residual stream, token {token}",
+        "损失对残差流的梯度 ‖∂L/∂x‖，词元 {token}",
+    ),
+    "grad_needs_two": (
+        "A loss needs at least 2 tokens (each position is scored on the next): type one more.",
+        "损失至少要 2 个词元（每个位置都拿下一个词元来打分）：再输入一个。",
+    ),
     "resid_title": ("‖x‖ of the residual stream, token {token}", "残差流的 ‖x‖，词元 {token}"),
+    "largest_grad": ("largest |∂L/∂x| {token}{where}: dim {dims}", "{token}{where} |∂L/∂x| 最大的维度：{dims}"),
     "largest": ("largest |x| {token}{where}: dim {dims}", "{token}{where} |x| 最大的维度：{dims}"),
     "share": ("({p} of ‖x‖²)", "（占 ‖x‖² 的 {p}）"),
     "largest_at": (" at {point}", "在 {point}"),
@@ -94,6 +107,15 @@ FORMULAS: dict[str, str] = {
     "residual": "x ← x + F(x)",
     "mlp": "out = gelu(x W_in + b_in) W_out + b_out",
     "unembed": "logits = x · W_Eᵀ",
+}
+
+BACKWARD_FORMULAS: dict[str, str] = {  # what a step does to the gradient, going back through it
+    "embed": "∂L/∂W_E[token] += ∂L/∂x₀   (each position's gradient goes to its token's row)",
+    "norm": "∂L/∂x = (g − mean(g) − x̂·mean(g·x̂)) / s,  g = γ·∂L/∂y;   ∂L/∂γ = Σ ∂L/∂y·x̂,  ∂L/∂β = Σ ∂L/∂y",
+    "attention": "∂L/∂x = ∂L/∂out · ∂attn/∂x   (through v, and through q and k by the softmax)",
+    "residual": "y = x + F(x)  ⇒  ∂L/∂x = ∂L/∂y + ∂L/∂y · ∂F/∂x",
+    "mlp": "∂L/∂h = ∂L/∂out · W_outᵀ,  ∂L/∂pre = ∂L/∂h · gelu′(pre),  ∂L/∂x = ∂L/∂pre · W_inᵀ",
+    "unembed": "∂L/∂logits = (softmax(logits) − one-hot(next token)) / (n − 1)",
 }
 
 

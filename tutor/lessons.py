@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 from tutor.paths import content_dir
 
 SCHEME = "tutor"
-PANELS = ("tokens", "vectors", "layernorm", "residual", "attention", "next")
+PANELS = ("tokens", "vectors", "layernorm", "residual", "attention", "next", "gradient", "similarity")
 EXPERIMENTS = ("compare", "positions", "order", "drift", "layernorm-calc", "training")
 MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps them equal)
     "tiny",

@@ -166,8 +166,17 @@ class Place:
         return self.go(index)
 
     def turn(self) -> None:
-        """Forward ↔ backward, at the same step."""
+        """Forward ↔ backward, at the same step — except from the first step of a direction, which is the last
+        of the other: there the other direction starts at its own first step (b at the embedding: the
+        unembedding, where the gradient starts). Backwards, a cursor on the last token moves to the one
+        before: the last token is scored on nothing, and in a causal model no later token could send it a
+        gradient, so its ∂L/∂x is 0 everywhere."""
+        at_start = self.trace is not None and self.step_index == (len(self.trace.steps) - 1 if self.backward else 0)
         self.direction = FORWARD if self.backward else BACKWARD
+        if at_start:
+            self.first_step()
+        if self.backward and self.gpt.config.causal and self.n_tokens >= 2 and self.token == self.n_tokens - 1:
+            self.token = self.n_tokens - 2
 
     # -- token and head -----------------------------------------------------------------------------
 

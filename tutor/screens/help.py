@@ -16,6 +16,11 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     ("PgDn / PgUp", "next / previous block", "下一个块 / 上一个块"),
     ("shift+↑ / shift+↓", "first / last step", "第一步 / 最后一步"),
     ("0 … 9", "jump to block N (outside the prompt)", "跳到第 N 块（焦点不在提示词时）"),
+    (
+        "ctrl+r / b",
+        "turn the pass round: step back from the loss, the gradient ∂L/∂x at every step (b outside the prompt)",
+        "把整个计算倒过来：从损失出发往回走，每一步看梯度 ∂L/∂x（b 在焦点不在提示词时可用）",
+    ),
     ("alt+→ / alt+←", "next / previous token (also l / h)", "下一个 / 上一个词元（也可用 l / h）"),
     ("F4 / shift+F4", "next / previous attention head (also ] / [)", "下一个 / 上一个注意力头（也可用 ] / [）"),
     ("F6", "next panel", "下一个面板"),

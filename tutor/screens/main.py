@@ -24,12 +24,14 @@ from tutor.runner import PassRunner, Stop, failure_words
 from tutor.view import View
 from tutor.widgets.attention_panel import AttentionPanel
 from tutor.widgets.footer import TutorFooter
+from tutor.widgets.gradient_panel import GradientPanel
 from tutor.widgets.layernorm_panel import LayerNormPanel
 from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.next_token_panel import NextTokenPanel
 from tutor.widgets.panel_switcher import PanelSwitcher
 from tutor.widgets.prompt_input import PromptInput
 from tutor.widgets.residual_panel import ResidualPanel
+from tutor.widgets.similarity_panel import SimilarityPanel
 from tutor.widgets.step_bar import StepBar
 from tutor.widgets.step_info import StepInfo
 from tutor.widgets.token_strip import TokenStrip
@@ -58,6 +60,7 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "move_token(1)": ("Token", "词元"),
     "head(1)": ("Head", "注意力头"),
     "next_panel": ("Panel", "面板"),
+    "turn": ("Backward", "反向传播"),
     "scroll_lesson(1)": ("Scroll", "滚动课文"),
     "page_down": ("Scroll", "滚动"),  # the lesson's own, while it has the focus
 }
@@ -90,6 +93,8 @@ class MainScreen(Screen[None]):
         Binding("f10", "practice", "Practice"),
         Binding("f9", "links", "Try it"),
         Binding("f1", "help", "Help"),
+        # ^r works in the prompt too (alt+b cannot: terminals send it as ESC b, which Textual reads as ctrl+left)
+        Binding("ctrl+r", "turn", "Backward", priority=True),
         Binding("f2", "lessons", "Lessons"),
         Binding("pagedown", "block(1)", "Block", key_display="PgDn", priority=True),
         Binding("pageup", "block(-1)", "Block back", show=False, priority=True),
@@ -108,6 +113,7 @@ class MainScreen(Screen[None]):
         Binding("h,left", "move_token(-1)", show=False),
         Binding("right_square_bracket", "head(1)", show=False),
         Binding("left_square_bracket", "head(-1)", show=False),
+        Binding("b", "turn", show=False),
         Binding("question_mark", "help", show=False),
         Binding("slash", "focus_prompt", show=False),
         *[Binding(str(n), f"goto_block({n})", show=False) for n in range(10)],
@@ -187,6 +193,8 @@ class MainScreen(Screen[None]):
                     VerticalScroll(ResidualPanel(), id="residual"),
                     AttentionPanel(id="attention"),
                     VerticalScroll(NextTokenPanel(), id="next"),
+                    VerticalScroll(GradientPanel(), id="gradient"),
+                    SimilarityPanel(id="similarity"),
                     id="panels",
                 )
             with Vertical(id="side"):
@@ -261,9 +269,15 @@ class MainScreen(Screen[None]):
         if self._drawn_trace is None:  # the very first picture: a pass of a few tokens takes milliseconds, wait for it
             self.run_model(text, inline=True)
 
+    def needs_grads(self) -> bool:
+        """Backwards, and in the gradient panel, the pass records the gradients too (≈ 3× a forward pass)."""
+        return self.place.backward or (
+            self.is_mounted and self.query_one("#panels", PanelSwitcher).active == "gradient"
+        )
+
     def run_model(self, prompt: str, inline: bool = False) -> None:
-        """A pass of `prompt` on the model shown — with its gradients when stepping backwards."""
-        gpt, grads = self.gpt, self.place.backward
+        """A pass of `prompt` on the model shown — with its gradients when they are shown."""
+        gpt, grads = self.gpt, self.needs_grads()
 
         def compute(stop: Stop) -> tuple[str, GPT, Trace]:
             return prompt, gpt, self.run_pass(gpt, prompt, grads, stop)
@@ -320,7 +334,7 @@ class MainScreen(Screen[None]):
         self._drawn_trace, self._drawn = view.trace, drawn
         self.update_topbar()
         self.query_one(TokenStrip).show(view)
-        self.query_one(StepBar).show(view.trace.steps, view.step_index)
+        self.query_one(StepBar).show(view.trace.steps, view.step_index, view.backward)
         self.query_one(StepInfo).show(view)
         if self.has_class("-too-small"):
             return True
@@ -331,6 +345,8 @@ class MainScreen(Screen[None]):
             "residual": ResidualPanel,
             "attention": AttentionPanel,
             "next": NextTokenPanel,
+            "gradient": GradientPanel,
+            "similarity": SimilarityPanel,
         }
         if active in panels and not (self.has_class("-compact") and self.has_class("-lesson")):
             pane = self.query_one(f"#{active}")
@@ -358,6 +374,8 @@ class MainScreen(Screen[None]):
 
     @on(PanelSwitcher.Switched, "#panels")
     def panel_switched(self) -> None:
+        if self.trace is not None and self.needs_grads() and not self.trace.has_grads:
+            self.run_model(self.prompt, inline=self.passes.quick)  # the gradient panel: the pass again, with them
         self.refresh_panels()  # a no-op when the key that switched the tab has drawn it already
 
     # -- stepping ------------------------------------------------------------------------------
@@ -368,8 +386,8 @@ class MainScreen(Screen[None]):
             return
         tabs = self.query_one("#panels", PanelSwitcher)
         step = self.trace.steps[self.step_index]
-        if tabs.display:
-            tabs.active = PANEL_FOR_KIND[step.kind]  # before the panels are drawn: one layout and one frame for the key
+        if tabs.display:  # before the panels are drawn: one layout and one frame for the key
+            tabs.active = "gradient" if self.place.backward else PANEL_FOR_KIND[step.kind]
         self.refresh_panels()
         self.host.remember(step=step.name)
 
@@ -411,6 +429,16 @@ class MainScreen(Screen[None]):
     def action_move_token(self, delta: int) -> None:
         if self.place.move_token(delta):
             self.refresh_panels()
+
+    def action_turn(self) -> None:
+        """b: the pass turned round — the step bar from the unembedding back, the gradient panel — at the same step."""
+        self.place.turn()
+        tabs = self.query_one("#panels", PanelSwitcher)
+        if self.trace is not None and tabs.display:
+            tabs.active = "gradient" if self.place.backward else PANEL_FOR_KIND[self.trace.steps[self.step_index].kind]
+        if self.trace is not None and self.place.backward and not self.trace.has_grads:
+            self.run_model(self.prompt, inline=self.passes.quick)  # the gradients of the pass on screen
+        self.refresh_panels()
 
     def action_head(self, delta: int) -> None:
         self.place.move_head(delta)

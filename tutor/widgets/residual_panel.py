@@ -1,4 +1,5 @@
-"""The residual stream's norm at every point of the pass, as a bar chart, the current step marked."""
+"""The residual stream's norm at every point of the pass, as a bar chart, the current step marked — or,
+with `grads`, the norm of the loss's gradient there, ‖∂L/∂x‖ (the gradient panel's chart)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rich.text import Text
 
 from tutor.i18n import t
 from tutor.text_table import Column, text_table
-from tutor.view import View, residual_points, top_dims_text, visible_piece
+from tutor.view import ResidualPoint, View, residual_points, top_dims_text, visible_piece
 from tutor.widgets.live_static import LiveStatic
 
 BAR = 24
@@ -36,8 +37,23 @@ def bar_fraction(value: float, top: float, low: float, log: bool) -> float:
     return max(0.0, math.log(max(value, 1e-30) / floor) / math.log(top / floor))
 
 
+def reached_points(points: list[ResidualPoint], view: View) -> tuple[list[int], int]:
+    """The stream points the pass has reached at the view's step, and the current one. Forwards: those
+    written at or before the step, the last of them current. Backwards the gradient comes from the end:
+    those written at or after the step (∂L/∂x there is known), the first of them current."""
+    if view.backward:
+        reached = [i for i, p in enumerate(points) if p.step_index >= view.step_index]
+        return reached, reached[0] if reached else len(points)
+    reached = [i for i, p in enumerate(points) if p.step_index <= view.step_index]
+    return reached, reached[-1] if reached else -1
+
+
 class ResidualPanel(LiveStatic):
     DEFAULT_CSS = "ResidualPanel { padding: 0 1; }"
+
+    def __init__(self, grads: bool = False, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.grads = grads  # ‖∂L/∂x‖ instead of ‖x‖
 
     def show(self, view: View) -> None:
         self.redraw = partial(self.show, view)  # the table is cut to the width: again if the width was not right
@@ -45,12 +61,18 @@ class ResidualPanel(LiveStatic):
         if not view.n_tokens:
             self.show_content(t("empty_prompt", lang), "empty")
             return
+        if self.grads and not trace.has_grads:
+            self.show_content(t("grad_needs_two", lang), "no grads")
+            return
         points = residual_points(trace)
-        norms = np.array([np.linalg.norm(trace[p.hook].astype(np.float64), axis=-1) for p in points])  # [point, pos]
-        reached = [i for i, p in enumerate(points) if p.step_index <= view.step_index]
-        current = reached[-1] if reached else -1
+        suffix = "_grad" if self.grads else ""
+        norms = np.array(  # [point, pos]
+            [np.linalg.norm(trace[p.hook + suffix].astype(np.float64), axis=-1) for p in points]
+        )
+        reached, current = reached_points(points, view)
         top = float(norms.max()) or 1.0
-        low = max(float(norms.min()), 1e-12)
+        positive = norms[norms > 0]  # a gradient is exactly 0 at a token nothing is scored on: not the scale's floor
+        low = max(float(positive.min()) if positive.size else top, 1e-12)
         log = top / low > 100  # norms across orders of magnitude: log bars
         labels = [point.label(lang) for point in points]
         headers = [Text(f"{pos} {visible_piece(piece)}", style="bold") for pos, piece in enumerate(trace.pieces)]
@@ -74,14 +96,14 @@ class ResidualPanel(LiveStatic):
         columns = [
             Column(min_width=1),
             Column(),
-            Column(f"‖x‖ [{view.token}]" + (" (log)" if log else "")),
+            Column(f"{'‖∂L/∂x‖' if self.grads else '‖x‖'} [{view.token}]" + (" (log)" if log else "")),
             *(Column(headers[pos], justify="right", max_width=column_width(pos)) for pos in shown),
         ]
         rows = []
         for i in range(len(points)):
             value = float(norms[i, view.token])
             bar = "█" * round(bar_fraction(value, top, low, log) * bar_width)
-            future = i > current
+            future = i not in reached
             row_style = "dim" if future else ("bold" if i == current else "")
             rows.append(
                 [
@@ -95,15 +117,15 @@ class ResidualPanel(LiveStatic):
                 ]
             )
         token = f"{view.token} {visible_piece(trace.pieces[view.token])}"
-        title = Text(t("resid_title", lang, token=token), style="bold")
-        point = points[max(current, 0)]
+        title = Text(t("grad_title" if self.grads else "resid_title", lang, token=token), style="bold")
+        point = points[min(max(current, 0), len(points) - 1)]
         largest = Text(
             t(
-                "largest",
+                "largest_grad" if self.grads else "largest",
                 lang,
                 token=f"[{token}]",
                 where=t("largest_at", lang, point=point.label(lang)),
-                dims=top_dims_text(trace[point.hook][view.token], lang),
+                dims=top_dims_text(trace[point.hook + suffix][view.token], lang),
             ),
             style="dim",
         )

@@ -39,12 +39,16 @@ class StepBar(Widget):
 
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.steps: tuple[Step, ...] = ()
-        self.current = 0
+        self.steps: tuple[Step, ...] = ()  # in the order the chips are drawn
+        self.current = 0  # the lit chip's place in that order
         self._first = 0  # the first chip in view
 
-    def show(self, steps: tuple[Step, ...], current: int) -> None:
-        self.steps, self.current = steps, current
+    def show(self, steps: tuple[Step, ...], current: int, backward: bool = False) -> None:
+        """The chips of `steps`, step `current` lit; `backward`: from the unembedding back to the embedding."""
+        order = tuple(reversed(steps)) if backward else steps
+        if order != self.steps:
+            self._first = 0  # turned round: the strip starts again from its own beginning
+        self.steps, self.current = order, len(steps) - 1 - current if backward else current
         self.refresh()
 
     def _chips(self) -> list[tuple[int, str, Step]]:
@@ -105,7 +109,7 @@ class StepBar(Widget):
             segments.append(Segment("".join(line), base + Style(dim=True, bold=True)))
         else:
             for i, (_x, label, step) in enumerate(shown):
-                lit = step.index == self.current
+                lit = first + i == self.current
                 style = base + (Style(reverse=True, bold=True) if lit else Style(dim=step.kind == "residual"))
                 segments.append(Segment(label, style))
                 if i < len(shown) - 1:

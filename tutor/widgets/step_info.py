@@ -7,7 +7,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from model import Step
-from tutor.i18n import EMBED_FORMULAS, FORMULAS, t
+from tutor.i18n import BACKWARD_FORMULAS, EMBED_FORMULAS, FORMULAS, t
 from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 
@@ -50,6 +50,9 @@ class StepInfo(LiveStatic):
         self._view = view
         self.redraw = self._show_again  # the hooks' line is made for a width: made again for a new one
         step, lang = view.step, view.lang
+        if view.backward:
+            self.show_backward(view)
+            return
         text = Text.assemble(
             # counted from 1, as lessons and heads are
             (t("step_of", lang, i=step.index + 1, n=len(view.trace.steps)) + " · ", "dim"),
@@ -66,6 +69,29 @@ class StepInfo(LiveStatic):
             text.append(f"\n[{view.token}] ")
             text.append(f"‖x‖ {np.linalg.norm(before):.3f} → {np.linalg.norm(after):.3f}", style="bold")
             text.append(f"   μ {before.mean():+.3f} → {after.mean():+.3f}   σ {before.std():.3f} → {after.std():.3f}")
+        self.show_content(text, "four lines")
+
+    def show_backward(self, view: View) -> None:
+        """The step going back: what it does to the gradient, what it gets and hands on, and at the cursor
+        the gradient's size before and after it, with the loss it all comes from."""
+        step, lang, trace = view.step, view.lang, view.trace
+        text = Text.assemble(
+            (t("step_of", lang, i=step.index + 1, n=len(trace.steps)) + " · ", "dim"),
+            (t("backward", lang) + " · ", "bold magenta"),
+            (step.label(lang), "bold"),
+            "\n",
+            (BACKWARD_FORMULAS[step.kind], "italic"),
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+        text.append("\n" + t("grad_reads", lang, out=step.out_hook, into=step.in_hook), style="dim")
+        if view.n_tokens and trace.has_grads and trace.loss is not None:
+            enters = np.linalg.norm(trace[step.out_hook + "_grad"][view.token].astype(np.float64))
+            leaves = np.linalg.norm(trace[step.in_hook + "_grad"][view.token].astype(np.float64))
+            text.append(f"\nL {trace.loss:.3f}   [{view.token}] ")
+            text.append(f"‖∂L/∂y‖ {enters:.4f} → ‖∂L/∂x‖ {leaves:.4f}", style="bold")
+        elif view.n_tokens:
+            text.append("\n" + t("grad_needs_two", lang), style="italic")
         self.show_content(text, "four lines")
 
     def _show_again(self) -> None:
