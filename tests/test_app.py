@@ -8,36 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import random_params, small_config
+from helpers import LESSON_EN, LESSON_ZH, make_app, random_params, screen_text, settle, small_config
 
 import model
 from model import GPT, GPTConfig
 from tutor.app import TutorApp
 from tutor.lessons import parse_link
 from tutor.paths import content_dir
-from tutor.progress import ProgressStore
 from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.step_bar import StepBar, short_name
-
-LESSON_EN = """+++
-id = "demo"
-order = 1
-title = "Demo lesson"
-prompt = "狗追猫"
-steps = ["blocks.1.ln2"]
-panels = ["layernorm"]
-+++
-## What you will understand
-
-Something. [Try 追猫狗 at attention](tutor:show?prompt=追猫狗&step=blocks.0.attn&panel=attention)
-
-## Formula and code
-
-```tutor-code
-model.norm.layer_norm
-```
-"""
-LESSON_ZH = LESSON_EN.replace("Demo lesson", "示例课").replace("## Formula and code", "## 公式与代码")
 
 
 @pytest.fixture
@@ -47,25 +26,6 @@ def content(tmp_path: Path) -> Path:
         (root / lang).mkdir(parents=True)
         (root / lang / "01-demo.md").write_text(text, encoding="utf-8")
     return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> ProgressStore:
-    return ProgressStore(tmp_path / "state" / "progress.json")
-
-
-def make_app(store: ProgressStore, content: Path | None = None, gpt: GPT | None = None, lang: str = "en") -> TutorApp:
-    return TutorApp(gpt or model.load("tiny"), lang, store=store, content=content or Path("/nonexistent"))
-
-
-def screen_text(app: TutorApp, selector: str | None = None) -> str:
-    """What the terminal shows: the whole screen, or only the region of the widget `selector` names."""
-    strips = app.screen._compositor.render_strips()
-    if selector is None:
-        return "\n".join("".join(segment.text for segment in strip) for strip in strips)
-    region = app.screen.query_one(selector).region
-    lines = strips[region.y : region.y + region.height]
-    return "\n".join("".join(s.text for s in strip.crop(region.x, region.x + region.width)) for strip in lines)
 
 
 def numbers_after(text: str, label: str, count: int) -> list[float]:
@@ -78,12 +38,6 @@ def numbers_after(text: str, label: str, count: int) -> list[float]:
             except ValueError:
                 continue
     raise AssertionError(f"no line starting with {label!r} and {count} numbers")
-
-
-async def settle(pilot) -> None:
-    await pilot.pause(0.05)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause(0.05)
 
 
 async def test_prompt_has_focus_and_typing_updates_the_tokens(store) -> None:
@@ -224,7 +178,7 @@ async def test_letter_keys_type_into_the_prompt_and_step_elsewhere(store) -> Non
 )
 async def test_every_variant_steps_end_to_end_and_the_bar_covers_every_step(store, config) -> None:
     cfg = small_config(**config)
-    from conftest import TOKENIZER
+    from helpers import TOKENIZER
 
     gpt = GPT(cfg, random_params(cfg), TOKENIZER, name="variant")
     app = make_app(store, gpt=gpt)
@@ -361,7 +315,7 @@ async def test_a_tiny_terminal_gets_a_notice_not_a_crash(store) -> None:
 
 
 async def test_untrained_weights_are_said_plainly(store) -> None:
-    from conftest import TOKENIZER
+    from helpers import TOKENIZER
 
     config = small_config()
     untrained = GPT(config, random_params(config), TOKENIZER, trained=False)
@@ -433,7 +387,7 @@ def test_chinese_wraps_between_characters_and_keeps_punctuation_on_the_line() ->
     from rich.console import Console
     from rich.text import Text
 
-    from tutor import cjk_wrap
+    from tutor.patches import cjk_wrap
 
     cjk_wrap.install()
     console = Console(width=20, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
@@ -554,7 +508,7 @@ async def test_emptying_the_prompt_clears_every_panel(store) -> None:
 
 async def test_a_model_named_on_the_command_line_beats_the_saved_one(store, tmp_path) -> None:
     config = small_config(positional="rope")
-    from conftest import TOKENIZER
+    from helpers import TOKENIZER
 
     path = tmp_path / "rope-small.safetensors"
     model.save_checkpoint(path, config, random_params(config), TOKENIZER, trained=False)
@@ -568,7 +522,7 @@ async def test_a_model_named_on_the_command_line_beats_the_saved_one(store, tmp_
 
 
 async def test_the_embed_step_states_how_position_enters(store) -> None:
-    from conftest import TOKENIZER
+    from helpers import TOKENIZER
 
     for positional, formula in (
         ("rope", "RoPE turns q and k"),

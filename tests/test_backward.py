@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from conftest import TOKENIZER, VARIANTS, random_params, small_config, variant_id
+from helpers import TOKENIZER, VARIANTS, random_params, small_config, variant_id
 
 import model
 from model import backward as bw

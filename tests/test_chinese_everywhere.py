@@ -3,23 +3,15 @@ own entries (Textual writes those in English), and F5 switches every one of them
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from test_app import make_app, screen_text, settle
+from helpers import make_app, screen_text, settle
 from textual.app import App
 from textual.command import CommandPalette
 
-from tutor.palette import SYSTEM_COMMANDS, WORDS
+from tutor.patches.palette import SYSTEM_COMMANDS, WORDS
 from tutor.paths import content_dir
-from tutor.progress import ProgressStore
 from tutor.screens.help import HelpScreen
 from tutor.screens.main import FOOTER
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> ProgressStore:
-    return ProgressStore(tmp_path / "state" / "progress.json")
 
 
 def title_bar(app) -> str:

@@ -11,9 +11,9 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from tutor import cjk_wrap
 from tutor.lessons import display_markdown, load_lessons
 from tutor.markdown_lines import render_markdown
+from tutor.patches import cjk_wrap
 
 CLOSING = "、，。．）］｝〕〉》」』】〗〙〛”’…：；！？"  # never first on a line
 OPENING = "（［｛〔〈《「『【〖〘〚“‘"  # never last on a line

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_tutor
+from helpers import run_tutor
 
 import model
 
@@ -43,7 +43,7 @@ def test_trace_json_schema_and_numbers(tmp_path: Path) -> None:
 
 
 def test_trace_says_when_weights_are_untrained(tmp_path: Path) -> None:
-    from conftest import TOKENIZER, random_params, small_config
+    from helpers import TOKENIZER, random_params, small_config
 
     config = small_config()
     path = tmp_path / "random.safetensors"
@@ -131,7 +131,7 @@ def test_trace_json_is_indented_on_a_terminal_and_one_line_in_a_pipe(capsys) -> 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_trace_notes_come_before_the_table(capsys, lang) -> None:
-    from tutor.cli import TRACE_WORDS
+    from tutor.commands.trace import TRACE_WORDS
 
     code, out, err = run_main(capsys, "trace", "猫" * 70, "--lang", lang)
     note = TRACE_WORDS["dropped"][lang == "zh"].format(n=64, d=6)

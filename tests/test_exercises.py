@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_tutor
-from test_app import make_app, screen_text
+from helpers import make_app, run_tutor, screen_text
 
 from tutor.exercises import EXERCISES, record_result, reference_source
 from tutor.exercises.check import check_exercise

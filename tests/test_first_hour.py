@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_app import make_app, screen_text, settle
+from helpers import make_app, screen_text, settle
 
 from tutor.lessons import load_lessons, parse_link
 from tutor.paths import content_dir
-from tutor.progress import Progress, ProgressStore
+from tutor.progress import Progress
 from tutor.widgets.lesson_view import LessonView
 
 READING = "\n\n".join(f"Paragraph {n}: something to read before the end of the lesson." for n in range(40))
@@ -50,11 +50,6 @@ explanation = "Its front matter says model = \\"rope\\"."
 
 The last line of the RoPE lesson.
 """
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> ProgressStore:
-    return ProgressStore(tmp_path / "state" / "progress.json")
 
 
 @pytest.fixture

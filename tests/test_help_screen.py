@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from test_app import make_app, screen_text, settle
+from helpers import make_app, screen_text, settle
 from textual.containers import VerticalScroll
 
 from tutor.i18n import t
-from tutor.progress import ProgressStore
 from tutor.screens.help import KEYS, HelpScreen
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> ProgressStore:
-    return ProgressStore(tmp_path / "state" / "progress.json")
 
 
 def squeezed(text: str) -> str:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_tutor
+from helpers import run_tutor
 
 from tutor.lesson_check import LANGS, SECTIONS, check_content
 from tutor.lessons import load_lessons, parse_lesson
@@ -353,9 +353,9 @@ def test_lessons_command_does_not_import_textual(tmp_path: Path) -> None:
 
 def test_the_variants_lessons_may_name_are_the_ones_training_makes() -> None:
     from model.train import RECIPES
+    from tutor.commands.train import VARIANTS
     from tutor.lesson_check import VARIANT_SWITCHES
     from tutor.lessons import MODEL_VARIANTS
-    from tutor.train_command import VARIANTS
 
     assert MODEL_VARIANTS == tuple(RECIPES) == VARIANTS and set(RECIPES) == set(VARIANT_SWITCHES)
     assert VARIANT_SWITCHES["deep-postnorm"] == {"norm": "post", "n_layers": 16, "d_model": 32, "d_mlp": 128}

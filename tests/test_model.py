@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import TOKENIZER, VARIANTS, random_params, small_config, variant_id
+from helpers import TOKENIZER, VARIANTS, random_params, small_config, variant_id
 
 import model
 from model import GPT, ContextError, GPTConfig

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from helpers import make_app, screen_text, settle
 from rich.cells import cell_len
-from test_app import make_app, screen_text, settle
 
 from tutor.lessons import MODEL_VARIANTS
 from tutor.model_words import describe_variant
-from tutor.progress import ProgressStore
-
-
-@pytest.fixture
-def store(tmp_path) -> ProgressStore:
-    return ProgressStore(tmp_path / "state" / "progress.json")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -1,36 +1,233 @@
-"""Canaries: the private Textual and Rich names the tutor replaces or calls, each checked by name.
+"""Canaries: the private Textual and Rich names tutor/patches/ (and a few other places) replace, call or read,
+each checked by name, with the file that must follow it in the failure.
 
-Raising the Textual or Rich pin fails here, with the reason, before it fails somewhere on screen.
-(Issue 15 gathers these workarounds in one folder; until then this file lists the new ones.)
+Raising the Textual or Rich pin fails here, with the reason, before it fails somewhere on screen. Where a patch
+overrides a method, the method's signature is checked; where a patch copies a loop of Textual's, the loop's
+shape is. tutor/patches/README.md says what each patch is for.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import importlib
 import inspect
+import textwrap
 
+import pytest
 import rich._wrap
+import rich.style
 import rich.text
+import textual.screen
+import textual.widget
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingsMap
 from textual.command import CommandPalette
+from textual.driver import Driver
+from textual.scroll_view import ScrollView
+from textual.widget import Widget
+from textual.worker_manager import WorkerManager
+
+from tutor.patches.footer_labels import localize_bindings
+
+
+def parameters(function: object) -> list[str]:
+    return list(inspect.signature(function).parameters)  # type: ignore[arg-type]
+
+
+# -- terminal_diff.py: App._display and the compositor's updates -----------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["ChopsUpdate", "CompositorUpdate", "LayoutUpdate"])
+def test_compositor_updates_terminal_diff_reads_are_where_it_imports_them(name: str) -> None:
+    module = importlib.import_module("textual._compositor")
+    assert hasattr(module, name), (
+        f"Textual renamed textual._compositor.{name}: tutor/patches/terminal_diff.py must follow"
+    )
+
+
+def test_chops_update_is_written_as_terminal_diff_copies_it() -> None:
+    from textual._compositor import ChopsUpdate, CompositorUpdate, LayoutUpdate
+
+    assert parameters(ChopsUpdate.__init__) == ["self", "chops", "spans", "chop_ends"], (
+        "Textual changed ChopsUpdate's fields: tutor/patches/terminal_diff._chops_writes must follow"
+    )
+    source = " ".join(inspect.getsource(ChopsUpdate.__rich_console__).split())
+    for line in (
+        "for y, x1, x2 in self.spans:",
+        "for end, (x, strip) in zip(ends, line.items()):",
+        "if x > x2 or end <= x1:",
+        "if x2 > x >= x1 and end <= x2:",
+    ):
+        assert line in source, f"Textual changed how ChopsUpdate writes its chops ({line!r} is gone): " + (
+            "tutor/patches/terminal_diff._chops_writes copies that loop and must follow"
+        )
+    assert parameters(LayoutUpdate.__init__) == ["self", "strips", "region"], (
+        "Textual changed LayoutUpdate's fields: tutor/patches/terminal_diff._layout_writes must follow"
+    )
+    assert parameters(CompositorUpdate.render_segments) == ["self", "console"], (
+        "Textual changed CompositorUpdate.render_segments: tutor/patches/terminal_diff.DiffedUpdate overrides it"
+    )
+
+
+def test_app_display_is_what_tutor_app_overrides() -> None:
+    assert parameters(App._display) == ["self", "screen", "renderable"], (
+        "Textual changed App._display's signature: TutorApp._display (tutor/app.py) overrides it and "
+        "tutor/patches/terminal_diff.ScreenModel.frame_for must follow"
+    )
+    source = inspect.getsource(App._display)
+    for fragment in ("isinstance(renderable, CompositorUpdate)", "renderable.render_segments(console)"):
+        assert fragment in source, (
+            f"App._display no longer does {fragment!r}: tutor/patches/terminal_diff.DiffedUpdate may never be sent"
+        )
+
+
+def test_app_state_frame_for_reads_is_still_there() -> None:
+    app = App()
+    for name in ("_running", "_closed", "_batch_count", "_driver"):
+        assert hasattr(app, name), (
+            f"Textual renamed App.{name}: tutor/patches/terminal_diff.ScreenModel.frame_for must follow"
+        )
+    assert isinstance(inspect.getattr_static(Driver, "is_inline"), property), (
+        "Textual renamed Driver.is_inline: tutor/patches/terminal_diff.ScreenModel.frame_for must follow"
+    )
+
+
+# -- quiet_scroll_view.py: ScrollView._size_updated -------------------------------------------------------------
+
+
+def test_scroll_view_size_updated_is_what_quiet_scroll_view_overrides() -> None:
+    assert parameters(ScrollView._size_updated) == ["self", "size", "virtual_size", "container_size", "layout"], (
+        "Textual changed ScrollView._size_updated's signature: tutor/patches/quiet_scroll_view.py must follow"
+    )
+    assert "._size_updated(" in inspect.getsource(textual.screen.Screen), (
+        "Textual's screen no longer calls _size_updated on layout: tutor/patches/quiet_scroll_view.py guards nothing"
+    )
+
+
+# -- cjk_wrap.py: Rich's word pattern and Text.rstrip_end -------------------------------------------------------
 
 
 def test_rich_word_pattern_is_what_cjk_wrap_replaces() -> None:
-    # tutor/cjk_wrap.py sets rich._wrap.re_word; Rich's divide_line must still read it from the module
-    assert hasattr(rich._wrap, "re_word"), "rich._wrap.re_word is gone: tutor/cjk_wrap.py patches nothing"
-    assert "re_word" in inspect.getsource(rich._wrap.words), "rich._wrap.words no longer uses re_word"
+    # tutor/patches/cjk_wrap.py sets rich._wrap.re_word; Rich's divide_line must still read it from the module
+    assert hasattr(rich._wrap, "re_word"), "Rich renamed rich._wrap.re_word: tutor/patches/cjk_wrap.py patches nothing"
+    assert "re_word" in inspect.getsource(rich._wrap.words), (
+        "rich._wrap.words no longer uses re_word: tutor/patches/cjk_wrap.py must follow"
+    )
 
 
 def test_rich_rstrip_end_keeps_the_signature_cjk_wrap_replaces() -> None:
-    # tutor/cjk_wrap.py replaces Text.rstrip_end(self, size) with a version that counts cells
-    assert list(inspect.signature(rich.text.Text.rstrip_end).parameters) == ["self", "size"], (
-        "Text.rstrip_end changed: tutor/cjk_wrap._rstrip_end_in_cells must follow it"
+    # tutor/patches/cjk_wrap.py replaces Text.rstrip_end(self, size) with a version that counts cells
+    assert parameters(rich.text.Text.rstrip_end) == ["self", "size"], (
+        "Rich changed Text.rstrip_end: tutor/patches/cjk_wrap._rstrip_end_in_cells must follow it"
     )
-    assert "rstrip_end" in inspect.getsource(rich.text.Text.wrap), "Text.wrap no longer calls rstrip_end"
+    assert "rstrip_end" in inspect.getsource(rich.text.Text.wrap), (
+        "Text.wrap no longer calls rstrip_end: tutor/patches/cjk_wrap._rstrip_end_in_cells mends nothing"
+    )
+
+
+# -- footer_labels.py and palette.py's key: a node's own BindingsMap --------------------------------------------
+
+
+def test_each_node_has_its_own_bindings_map_for_footer_labels() -> None:
+    class Labelled(Widget):  # a class of its own each time: Textual keeps a class's merged bindings
+        BINDINGS = [Binding("r", "check", "Check", tooltip="Check it")]
+
+    first, second = Labelled(), Labelled()
+    assert isinstance(getattr(first, "_bindings", None), BindingsMap), (
+        "Textual renamed DOMNode._bindings: tutor/patches/footer_labels.py must follow"
+    )
+    assert isinstance(first._bindings.key_to_bindings, dict), (
+        "Textual changed BindingsMap.key_to_bindings: tutor/patches/footer_labels.py must follow"
+    )
+    assert {"action", "description", "tooltip"} <= {field.name for field in dataclasses.fields(Binding)}, (
+        "Textual changed Binding's fields: tutor/patches/footer_labels.py replaces description and tooltip"
+    )
+    localize_bindings(first, {"check": ("Check", "检查")}, "zh", {"check": ("Check it", "检查一下")})
+    [labelled] = first._bindings.key_to_bindings["r"]
+    assert (labelled.description, labelled.tooltip) == ("检查", "检查一下")
+    [untouched] = second._bindings.key_to_bindings["r"]
+    assert untouched.description == "Check", (
+        "nodes share one BindingsMap now: tutor/patches/footer_labels.py would relabel every screen of a class"
+    )
+
+
+def test_the_footer_reads_the_bindings_footer_labels_rewrites() -> None:
+    chain = inspect.getsource(textual.screen.Screen._binding_chain.fget)  # type: ignore[attr-defined]
+    assert "._bindings" in chain, (
+        "Screen._binding_chain (what the footer shows) no longer reads node._bindings: "
+        "tutor/patches/footer_labels.py relabels nothing"
+    )
+
+
+def test_the_palette_key_palette_relabels() -> None:
+    key = getattr(App, "COMMAND_PALETTE_BINDING", None)
+    assert key is not None, (
+        "Textual renamed App.COMMAND_PALETTE_BINDING: tutor/patches/palette.localize_key must follow"
+    )
+    app = App()
+    actions = [binding.action for binding in app._bindings.key_to_bindings.get(key, [])]
+    assert "command_palette" in actions, (
+        "the app's ^p binding is no longer the action command_palette: tutor/patches/palette.localize_key must follow"
+    )
+
+
+# -- palette.py: CommandPalette's "No matches found" ------------------------------------------------------------
 
 
 def test_command_palette_no_matches_names_tutor_palette_overrides() -> None:
-    # tutor/palette.TutorPalette overrides _start_no_matches_countdown and uses these private names
+    # tutor/patches/palette.TutorPalette overrides _start_no_matches_countdown and uses these private names
     for name in ("_start_no_matches_countdown", "_stop_no_matches_countdown", "_NO_MATCHES", "_NO_MATCHES_COUNTDOWN"):
-        assert hasattr(CommandPalette, name), f"CommandPalette.{name} is gone: tutor/palette.py must follow"
+        assert hasattr(CommandPalette, name), f"CommandPalette.{name} is gone: tutor/patches/palette.py must follow"
     source = inspect.getsource(CommandPalette._start_no_matches_countdown)
-    assert "_list_visible" in source and "_no_matches_timer" in source, "the no-matches countdown changed"
-    assert list(inspect.signature(CommandPalette._start_no_matches_countdown).parameters) == ["self", "search_value"]
+    assert "_list_visible" in source and "_no_matches_timer" in source, (
+        "the no-matches countdown changed: tutor/patches/palette.TutorPalette copies it and must follow"
+    )
+    assert parameters(CommandPalette._start_no_matches_countdown) == ["self", "search_value"], (
+        "CommandPalette._start_no_matches_countdown's signature changed: tutor/patches/palette.py must follow"
+    )
+    assert {"providers", "placeholder", "id"} <= set(parameters(CommandPalette.__init__)), (
+        "CommandPalette.__init__ changed: tutor/patches/palette.TutorPalette passes placeholder, providers and id"
+    )
+    assert {"title", "help", "callback"} <= set(getattr(SystemCommand, "_fields", ())), (
+        "SystemCommand is no longer a named tuple of title, help, callback: tutor/patches/palette.system_commands"
+    )
+
+
+# -- elsewhere in tutor/ ----------------------------------------------------------------------------------------
+
+
+def test_rich_style_meta_markdown_lines_reads() -> None:
+    marked, plain = rich.style.Style.from_meta({"heading": "x"}), rich.style.Style()
+    assert hasattr(plain, "_meta"), "Rich renamed Style._meta: tutor/markdown_lines.py reads it to find headings"
+    assert marked._meta and not plain._meta, "Style._meta no longer says whether a style has meta: markdown_lines.py"
+
+
+def test_widget_render_callers_lesson_view_shadows() -> None:
+    """LessonView._render(force) has Widget._render's name; Textual calls that only where LessonView never
+    lets it (auto sizes, text selection, the non-Line-API draw), so a new caller must be looked at."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(textual.widget)))
+    callers = {
+        function.name
+        for function in ast.walk(tree)
+        if isinstance(function, ast.FunctionDef)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "_render"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+    }
+    assert callers == {"get_content_width", "get_content_height", "get_selection", "_render_content"}, (
+        f"Textual's Widget calls self._render() from {sorted(callers)}: tutor/widgets/lesson_view.LessonView._render "
+        "shadows it (rename it, or check that LessonView never reaches the new caller)"
+    )
+    from tutor.widgets.lesson_view import LessonView
+
+    assert {"get_selection", "render_line"} <= set(vars(LessonView)), "LessonView must keep its own get_selection"
+
+
+def test_worker_manager_workers_the_bench_reads() -> None:
+    assert isinstance(getattr(WorkerManager(App()), "_workers", None), set), (
+        "Textual renamed WorkerManager._workers: tutor/bench/pilot.FrameClock.latency must follow"
+    )

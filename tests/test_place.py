@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from helpers import TOKENIZER, random_params, small_config
 
 from model import GPT
-from tests.conftest import TOKENIZER, random_params, small_config
 from tutor.place import Place
 from tutor.view import BACKWARD, FORWARD
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_tutor
+from helpers import run_tutor
 
 from tutor import progress as progress_module
 from tutor.progress import Progress, ProgressStore
@@ -271,7 +271,7 @@ def test_progress_reset_needs_confirmation_and_keeps_the_old_file(tmp_path: Path
 
 @pytest.mark.parametrize(("answer", "reset"), [(b"n\r", False), (b"\r", False), (b"y\r", True)])
 def test_progress_reset_asks_on_a_terminal(tmp_path: Path, answer: bytes, reset: bool) -> None:
-    from test_terminal import read_until
+    from helpers import read_until
 
     state = tmp_path / "state"
     saved_progress(state)

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-from test_app import LESSON_EN, make_app, screen_text, settle
+from helpers import LESSON_EN, make_app, screen_text, settle
 
 from tutor.lessons import load_lessons
 from tutor.paths import content_dir
-from tutor.progress import ProgressStore
 from tutor.quiz import Question, grade, lesson_quiz, parse_quiz
 from tutor.screens.quiz import QuizScreen
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> ProgressStore:
-    return ProgressStore(tmp_path / "state" / "progress.json")
 
 
 def test_every_shipped_lesson_has_a_quiz_that_parses_whole() -> None:

@@ -19,10 +19,9 @@ import numpy as np
 import pyte
 import pytest
 import safetensors.numpy
-from conftest import run_tutor
+from helpers import make_app, run_tutor, screen_text, settle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_app import make_app, screen_text, settle
 from textual import events
 from textual.widgets import Input
 
@@ -290,7 +289,7 @@ async def test_broken_lessons_show_warnings_and_the_app_goes_on(tmp_path: Path, 
 
 def test_tutor_lessons_without_a_content_folder(tmp_path: Path, monkeypatch, capsys) -> None:
     import tutor.lessons
-    from tutor.lessons_command import run_lessons
+    from tutor.commands.lessons import run_lessons
 
     monkeypatch.setattr(tutor.lessons, "content_dir", lambda: tmp_path / "no-content")
     assert run_lessons("en", check=False) == 1
@@ -402,7 +401,7 @@ def test_each_kind_of_terminal_runs_steps_and_quits(tmp_path: Path, terminal: st
     """A real pseudo-terminal per environment: the first screen, a step, ctrl+q, exit 0, no traceback."""
     import os
 
-    from test_terminal import drain, read_until, spawn
+    from helpers import drain, read_until, spawn
 
     changes: dict[str, str | None] = {"LC_ALL": None, **TERMINALS[terminal]}
     process, master = spawn(tmp_path, "--lang", "en", env_changes=changes)

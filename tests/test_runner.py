@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from pathlib import Path
 
-import pytest
+from helpers import make_app, screen_text, settle
 from textual.app import App
 
 import model
-from tests.test_app import make_app, screen_text, settle
-from tutor.progress import ProgressStore
 from tutor.runner import PassRunner, Stop
 
 
@@ -92,11 +89,6 @@ async def test_cancel_drops_what_is_running() -> None:
         release.set()
         await drain(app, pilot)
         assert app.results == []
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> ProgressStore:
-    return ProgressStore(tmp_path / "progress.json")
 
 
 async def test_a_failing_pass_in_each_experiment_is_a_notice_not_the_end_of_the_session(store, monkeypatch) -> None:

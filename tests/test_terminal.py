@@ -2,71 +2,14 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
-import select
 import signal
-import struct
-import subprocess
-import sys
-import termios
 import time
 from pathlib import Path
 
 import pytest
-
-
-def spawn(
-    tmp_path: Path, *args: str, size: tuple[int, int] = (120, 40), env_changes: dict[str, str | None] | None = None
-) -> tuple[subprocess.Popen[bytes], int]:
-    """`tutor ARGS` in a real pseudo-terminal; `env_changes` sets variables (None removes one)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
-    env = {**os.environ, "TUTOR_STATE_DIR": str(tmp_path / "state"), "TERM": "xterm-256color", "LANG": "en_US.UTF-8"}
-    for name, value in (env_changes or {}).items():
-        if value is None:
-            env.pop(name, None)
-        else:
-            env[name] = value
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tutor", *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        start_new_session=True,
-        cwd=tmp_path,
-    )
-    os.close(slave)
-    return process, master
-
-
-def read_until(master: int, needle: bytes, timeout: float = 20.0) -> bytes:
-    seen = b""
-    deadline = time.monotonic() + timeout
-    while needle not in seen and time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                seen += os.read(master, 65536)
-            except OSError:
-                break
-    return seen
-
-
-def drain(master: int, seconds: float) -> bytes:
-    out = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.05)
-        if ready:
-            try:
-                out += os.read(master, 65536)
-            except OSError:
-                break
-    return out
+from helpers import drain, read_until, spawn
 
 
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGTERM])

@@ -1,4 +1,4 @@
-"""Only the cells that changed go to the terminal (tutor/terminal_diff.py).
+"""Only the cells that changed go to the terminal (tutor/patches/terminal_diff.py).
 
 The check that matters is end to end: the real `tutor` in a pty, its bytes fed to a terminal
 emulator (pyte), a run of keys that changes every part of the screen; then ctrl+l, which forgets
@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pyte
 import pytest
+from helpers import drain, read_until, spawn
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
-from test_terminal import drain, read_until, spawn
 from textual.strip import Strip
 
-from tutor.terminal_diff import ScreenModel, _runs
+from tutor.patches.terminal_diff import ScreenModel, _runs
 
 DOWN, UP, F5, F6, F8, PGDN = b"\x1b[B", b"\x1b[A", b"\x1b[15~", b"\x1b[17~", b"\x1b[19~", b"\x1b[6~"
 ALT_RIGHT, BACKSPACE, TAB, CTRL_L = b"\x1b[1;3C", b"\x7f", b"\t", b"\x0c"

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import TOKENIZER
+from helpers import TOKENIZER
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import safetensors.numpy
-from conftest import TOKENIZER, random_params, small_config
+from helpers import TOKENIZER, random_params, small_config
 
 import model
 from model import WeightsError, save_checkpoint

@@ -6,8 +6,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import TOKENIZER, random_params, small_config
-from test_app import screen_text
+from helpers import TOKENIZER, random_params, screen_text, small_config
 from textual.app import App, ComposeResult
 from textual.widget import Widget
 

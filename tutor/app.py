@@ -7,12 +7,10 @@ import contextlib
 import gc
 import signal
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import RenderableType
-from textual._compositor import CompositorUpdate
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -25,17 +23,17 @@ from textual.timer import Timer
 
 import model
 from model import GPT
-from tutor import cjk_wrap, palette
 from tutor.i18n import pick, t
 from tutor.lessons import MODEL_VARIANTS, Lesson, load_lessons, parse_link
 from tutor.model_words import describe_variant
+from tutor.patches import cjk_wrap, palette
+from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
 from tutor.quiz import lesson_quiz
 from tutor.quiz import passed as quiz_passed
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
-from tutor.terminal_diff import ScreenModel
 
 cjk_wrap.install()
 SAVE_DELAY = 0.5  # seconds
@@ -125,13 +123,7 @@ class TutorApp(App[None]):
 
     def localize_palette_key(self) -> None:
         """The footer's "^p palette" (a binding Textual adds to the app) in the learner's language."""
-        key, lang = self.COMMAND_PALETTE_BINDING, self.lang
-        self._bindings.key_to_bindings[key] = [
-            replace(b, description=palette.word("palette", lang), tooltip=palette.word("palette_tooltip", lang))
-            if b.action == "command_palette"
-            else b
-            for b in self._bindings.key_to_bindings.get(key, [])
-        ]
+        palette.localize_key(self, self.lang)
 
     def action_command_palette(self) -> None:
         if self.use_command_palette and not palette.TutorPalette.is_open(self):
@@ -150,10 +142,7 @@ class TutorApp(App[None]):
 
     def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
         """Every frame goes through the screen model, which keeps only the cells that changed."""
-        drawing = self._running and not self._closed and not self.is_headless and not self._batch_count
-        if drawing and isinstance(renderable, CompositorUpdate) and self._driver and not self._driver.is_inline:
-            renderable = self.screen_model.update(renderable, self.console, (self.size.width, self.size.height))
-        super()._display(screen, renderable)
+        super()._display(screen, self.screen_model.frame_for(self, renderable))
 
     def action_redraw(self) -> None:
         """ctrl+l: draw every cell again (after a message from the system, say, wrote over the screen)."""

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the CLI's commands use this module without Textual
-    from textual.dom import DOMNode
-
 STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "prompt": ("Prompt", "提示词"),
     "prompt_placeholder": ("Type a prompt, e.g. 猫追狗", "输入提示词，例如 猫追狗"),
@@ -134,13 +128,3 @@ def pick(words: dict[str, tuple[str, str]], key: str, lang: str, **values: objec
 
 def t(key: str, lang: str, **values: object) -> str:
     return pick(STRINGS, key, lang, **values)
-
-
-def localize_bindings(node: DOMNode, words: dict[str, tuple[str, str]], lang: str) -> None:
-    """The footer's labels in the learner's language: `words` maps an action ("back", "preset('f2')")
-    to its (en, zh) label. Only this node's own copy of its bindings changes."""
-    key_to_bindings = node._bindings.key_to_bindings
-    for key, bindings in key_to_bindings.items():
-        key_to_bindings[key] = [
-            replace(b, description=pick(words, b.action, lang)) if b.action in words else b for b in bindings
-        ]

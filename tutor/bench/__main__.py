@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)  # before NumPy loads; the ptys' tutors inherit it
-    from tutor.allocator import keep_freed_memory
+    from tutor.patches.allocator import keep_freed_memory
 
     keep_freed_memory()  # as `tutor` itself does: the model rows measure the pass as the app runs it
     torch = torch_or_none()

@@ -12,6 +12,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -22,6 +23,7 @@ from tutor.exercises import EXERCISES, record_result, reference_source
 from tutor.exercises.check import CheckResult, check_exercise
 from tutor.exercises.workspace import exercise_path, workspace_dir, write_workspace
 from tutor.i18n import pick
+from tutor.patches.footer_labels import localize_bindings
 from tutor.widgets.footer import TutorFooter
 
 POLL_SECONDS = 0.5  # how often the file's mtime is looked at: no file-watching dependency needed
@@ -49,10 +51,12 @@ WORDS: dict[str, tuple[str, str]] = {
         "你的版本通过检查之后才能看参考答案。",
     ),
     "no_folder": ("cannot write the exercise folder {path}: {error}", "无法写入练习文件夹 {path}：{error}"),
-    "key_back": ("Back", "返回"),
-    "key_check": ("Check", "检查"),
-    "key_hint": ("Hint", "提示"),
-    "key_solution": ("Solution", "答案"),
+}
+KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
+    "back": ("Back", "返回"),
+    "check": ("Check", "检查"),
+    "hint": ("Hint", "提示"),
+    "solution": ("Solution", "答案"),
 }
 
 
@@ -65,6 +69,12 @@ class ExerciseChecked(Message):
 
 
 class ExerciseScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "back", "Back", key_display="Esc"),
+        Binding("r", "check", "Check"),
+        Binding("h", "hint", "Hint"),
+        Binding("s", "solution", "Solution"),
+    ]
     DEFAULT_CSS = """
     ExerciseScreen > #exercise-title { height: 1; padding: 0 1; background: $panel; }
     ExerciseScreen > VerticalScroll { padding: 0 1; }
@@ -82,14 +92,7 @@ class ExerciseScreen(Screen[None]):
         self.path = exercise_path(self.folder, name)
         self.stamp: tuple[int, int] | None = None
         self.result: CheckResult | None = None
-        # BINDINGS are per class; these carry the learner's language into the footer, so bind them per screen
-        for keys, action, label, display in (
-            ("escape", "back", "key_back", "Esc"),
-            ("r", "check", "key_check", None),
-            ("h", "hint", "key_hint", None),
-            ("s", "solution", "key_solution", None),
-        ):
-            self._bindings.bind(keys, action, pick(WORDS, label, lang), key_display=display)
+        localize_bindings(self, KEY_WORDS, lang)
 
     def words(self, key: str, **values: Any) -> str:
         return pick(WORDS, key, self.lang, **values)

@@ -16,8 +16,9 @@ from textual.widgets import Input, Static
 import model
 from model import GPT, Trace
 from tutor.host import Host
-from tutor.i18n import localize_bindings, pick, t
+from tutor.i18n import pick, t
 from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, labelled_links, parse_link
+from tutor.patches.footer_labels import localize_bindings
 from tutor.place import Place
 from tutor.runner import PassRunner, Stop, failure_words
 from tutor.view import View

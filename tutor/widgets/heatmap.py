@@ -18,8 +18,8 @@ from textual.events import Resize
 from textual.geometry import Size
 from textual.strip import Strip
 
+from tutor.patches.quiet_scroll_view import QuietScrollView
 from tutor.view import diverging_style, fmt
-from tutor.widgets.quiet_scroll_view import QuietScrollView
 
 CELL = 6  # five characters and a gap
 

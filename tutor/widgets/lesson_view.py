@@ -20,7 +20,7 @@ from textual.strip import Strip
 
 from tutor.lessons import Lesson, display_markdown
 from tutor.markdown_lines import RenderedLesson, render_markdown
-from tutor.widgets.quiet_scroll_view import QuietScrollView
+from tutor.patches.quiet_scroll_view import QuietScrollView
 
 # component class → the Rich Markdown style it stands for
 MARKDOWN_STYLES = {

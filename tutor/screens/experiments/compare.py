@@ -21,7 +21,8 @@ from textual.widgets import Input, Label, Select, Static
 
 import model
 from model import GPT, Trace
-from tutor.i18n import localize_bindings, pick, t
+from tutor.i18n import pick, t
+from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner, Stop
 from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped, variant_names

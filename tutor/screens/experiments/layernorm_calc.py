@@ -20,7 +20,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Label, Static
 
 from model import GPT, layer_norm
-from tutor.i18n import localize_bindings, pick
+from tutor.i18n import pick
+from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.base import ExperimentScreen
 from tutor.widgets.live_static import LiveStatic
 

@@ -22,7 +22,8 @@ from textual.containers import Grid, VerticalScroll
 from textual.widgets import Input, Static
 
 from model import GPT
-from tutor.i18n import localize_bindings, pick, t
+from tutor.i18n import pick, t
+from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner
 from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped

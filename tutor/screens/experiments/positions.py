@@ -19,7 +19,8 @@ from textual.containers import Horizontal
 from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 
 from model import GPT, sinusoidal_positions
-from tutor.i18n import localize_bindings, pick
+from tutor.i18n import pick
+from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner, Stop
 from tutor.screens.experiments.base import ExperimentScreen
 from tutor.view import sequential_style, visible_piece

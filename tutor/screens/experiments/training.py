@@ -30,7 +30,8 @@ from model import GPT
 from model.corpus import CorpusError, load_corpus
 from model.train import RECIPES, Progress, Recipe, TrainingError, new_state, run
 from model.weights import SHIPPED_DIR, WeightsError, read_safetensors, shipped_models
-from tutor.i18n import localize_bindings, pick
+from tutor.i18n import pick
+from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.base import ExperimentScreen
 from tutor.widgets.line_chart import LineChart, Series
 from tutor.widgets.live_static import LiveStatic

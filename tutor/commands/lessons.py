@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from tutor.lesson_check import LANGS, check_content
-from tutor.lessons import load_lessons
+import argparse
+
+from tutor.language import LANGUAGES
+
+HELP = "list the lessons, or check them"
+DESCRIPTION = "List the lessons (id and title) in order."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the list")
+    parser.add_argument("--check", action="store_true", help="check every lesson in both languages; exit 1 on problems")
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_lessons(args.lang, check=args.check)
 
 
 def run_lessons(lang: str, *, check: bool) -> int:
+    from tutor.lessons import load_lessons
+
     if check:
         return run_check()
     lessons = load_lessons(lang)
@@ -20,6 +35,9 @@ def run_lessons(lang: str, *, check: bool) -> int:
 
 
 def run_check() -> int:
+    from tutor.lesson_check import LANGS, check_content
+    from tutor.lessons import load_lessons
+
     problems = check_content()
     for problem in problems:
         print(problem)

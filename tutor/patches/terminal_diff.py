@@ -16,13 +16,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
+from typing import Any
 
 from rich.cells import get_character_cell_size
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.control import Control
 from rich.segment import Segment
 from rich.style import Style
 from textual._compositor import ChopsUpdate, CompositorUpdate, LayoutUpdate
+from textual.app import App
 from textual.strip import Strip
 
 MERGE_GAP = 4  # unchanged cells between two changed runs cheaper to resend than to jump over (a move is ~8 bytes)
@@ -52,6 +54,14 @@ class ScreenModel:
         """After anything that may have changed the terminal behind our back."""
         self.chars.clear()
         self.styles.clear()
+
+    def frame_for(self, app: App[Any], frame: RenderableType | None) -> RenderableType | None:
+        """What `App._display` sends in place of `frame`: only the changed cells while the app draws a
+        compositor's frame to a full-screen terminal; anything else as it is."""
+        drawing = app._running and not app._closed and not app.is_headless and not app._batch_count
+        if drawing and isinstance(frame, CompositorUpdate) and app._driver and not app._driver.is_inline:
+            return self.update(frame, app.console, (app.size.width, app.size.height))
+        return frame
 
     def update(self, frame: CompositorUpdate, console: Console, size: tuple[int, int]) -> CompositorUpdate:
         """The frame to send instead of `frame`: only its changed cells (a ChopsUpdate, the common

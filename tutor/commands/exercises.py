@@ -11,8 +11,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tutor.commands.common import confirmed, fail
 from tutor.i18n import pick
 from tutor.language import LANGUAGES
+
+HELP = "hands-on coding exercises: write model/'s functions yourself, checked against the real model"
+DESCRIPTION = (
+    "Write the exercise folder (one Python file per exercise, never overwriting yours) and list "
+    "them; `check [NAME]` runs your code against model/'s own functions and inside the live model; "
+    "`hint NAME`; `solution NAME` once NAME passes; --watch re-checks on every save."
+)
 
 ACTIONS = ("list", "check", "hint", "solution")
 POLL_SECONDS = 0.5
@@ -59,15 +67,7 @@ WORDS: dict[str, tuple[str, str]] = {
 }
 
 
-def register(commands: Any) -> None:
-    """Add the `exercises` subcommand to the CLI's subparsers."""
-    parser = commands.add_parser(
-        "exercises",
-        help="hands-on coding exercises: write model/'s functions yourself, checked against the real model",
-        description="Write the exercise folder (one Python file per exercise, never overwriting yours) and list "
-        "them; `check [NAME]` runs your code against model/'s own functions and inside the live model; "
-        "`hint NAME`; `solution NAME` once NAME passes; --watch re-checks on every save.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "action",
         nargs="?",
@@ -90,11 +90,11 @@ def register(commands: Any) -> None:
     )
 
 
-def run_exercises(args: argparse.Namespace, lang: str) -> int:
-    from tutor.cli import fail
+def run(args: argparse.Namespace) -> int:
     from tutor.exercises import EXERCISES
     from tutor.exercises.workspace import workspace_dir, write_workspace
 
+    lang = args.lang
     names = list(EXERCISES)
     if args.action in EXERCISES and args.name is None:  # `tutor exercises rope`, `tutor exercises --watch rope`
         args.action, args.name = "check", args.action
@@ -196,7 +196,6 @@ def _solution(name: str, lang: str) -> int:
 
 
 def _reset(folder: Path, name: str, lang: str, *, assume_yes: bool) -> int:
-    from tutor.cli import confirmed, fail
     from tutor.exercises.workspace import exercise_path, reset_exercise
 
     path = exercise_path(folder, name)

@@ -12,11 +12,12 @@ from typing import Any
 
 from rich.align import Align
 from rich.text import Text
-from textual.app import SystemCommand
+from textual.app import App, SystemCommand
 from textual.command import CommandList, CommandPalette
 from textual.widgets.option_list import Option
 
 from tutor.i18n import pick
+from tutor.patches.footer_labels import localize_bindings
 
 WORDS: dict[str, tuple[str, str]] = {
     "search": ("Search for commands…", "搜索命令…"),
@@ -40,6 +41,11 @@ HIDE_KEYS = "Hide the keys and widget help panel"  # the "Keys" entry while Text
 
 def word(key: str, lang: str) -> str:
     return pick(WORDS, key, lang)
+
+
+def localize_key(app: App[Any], lang: str) -> None:
+    """The footer's "^p palette" (a binding Textual adds to the app) in `lang`."""
+    localize_bindings(app, {"command_palette": WORDS["palette"]}, lang, {"command_palette": WORDS["palette_tooltip"]})
 
 
 def system_commands(

@@ -12,17 +12,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from tutor.commands.common import fail
 from tutor.lessons import MODEL_VARIANTS as VARIANTS  # model.train.RECIPES' names; no NumPy for --help
 
+HELP = "train a model variant on the frozen corpus (the lessons and Python's docstrings)"
+DESCRIPTION = (
+    "Train a model variant with NumPy on the project's frozen corpus and write a checkpoint. "
+    "Ctrl-C stops after the current step and saves; --resume goes on from there."
+)
 
-def register(commands: Any) -> None:
-    """Add the `train` subcommand to the CLI's subparsers."""
-    train = commands.add_parser(
-        "train",
-        help="train a model variant on the frozen corpus (the lessons and Python's docstrings)",
-        description="Train a model variant with NumPy on the project's frozen corpus and write a checkpoint. "
-        "Ctrl-C stops after the current step and saves; --resume goes on from there.",
-    )
+
+def add_arguments(train: argparse.ArgumentParser) -> None:
     train.add_argument("--variant", default="tiny", metavar="NAME", help=f"one of {', '.join(VARIANTS)} (default tiny)")
     train.add_argument("--steps", type=int, metavar="N", help="total optimizer steps (default: the recipe's)")
     train.add_argument("--seed", type=int, default=0, metavar="S", help="seed for the weights and batches (default 0)")
@@ -36,9 +36,7 @@ def register(commands: Any) -> None:
     train.add_argument("--lessons-only", action="store_true", help="leave out the standard library's docstrings")
 
 
-def run_train(args: argparse.Namespace) -> int:
-    from tutor.cli import fail
-
+def run(args: argparse.Namespace) -> int:
     if args.variant not in VARIANTS:
         return fail(f"unknown variant {args.variant!r} (choose from {', '.join(VARIANTS)})")
     if args.steps is not None and args.steps < 1:

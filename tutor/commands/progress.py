@@ -5,11 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from tutor.commands.common import confirmed, fail
 from tutor.i18n import pick
 from tutor.language import LANGUAGES
-from tutor.progress import Progress, ProgressStore
+
+if TYPE_CHECKING:
+    from tutor.progress import Progress, ProgressStore
+
+HELP = "show your progress (lessons, quick checks, exercises, where you stopped); --reset starts afresh"
+DESCRIPTION = "Show what you have done and where you stopped, and the progress file's path."
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "help": ("show what you have done, or start afresh", "显示学习进度，或者从头开始"),
@@ -44,18 +50,19 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
 }
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "progress",
-        help="show your progress (lessons, quick checks, exercises, where you stopped); --reset starts afresh",
-        description="Show what you have done and where you stopped, and the progress file's path.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the summary")
     parser.add_argument("--reset", action="store_true", help="forget all progress (the old file is kept aside)")
     parser.add_argument("--yes", action="store_true", help="with --reset: do not ask for confirmation")
 
 
+def run(args: argparse.Namespace) -> int:
+    return run_progress(args.lang, reset=args.reset, yes=args.yes)
+
+
 def run_progress(lang: str, *, reset: bool, yes: bool) -> int:
+    from tutor.progress import ProgressStore
+
     store = ProgressStore(lang=lang)
     if reset:
         return run_reset(store, lang, yes=yes)
@@ -71,10 +78,7 @@ def run_progress(lang: str, *, reset: bool, yes: bool) -> int:
 def run_reset(store: ProgressStore, lang: str, *, yes: bool) -> int:
     if not yes:
         if not sys.stdin.isatty():
-            print(f"tutor: error: {pick(WORDS, 'needs_yes', lang)}", file=sys.stderr)
-            return 1
-        from tutor.cli import confirmed
-
+            return fail(pick(WORDS, "needs_yes", lang))
         if not confirmed(pick(WORDS, "confirm", lang, path=store.path)):
             print(pick(WORDS, "not_confirmed", lang))
             return 1
@@ -82,8 +86,7 @@ def run_reset(store: ProgressStore, lang: str, *, yes: bool) -> int:
         aside = store.reset()
     except OSError as error:
         reason = error.strerror or str(error)
-        print(f"tutor: error: {pick(WORDS, 'cannot_reset', lang, path=store.path, reason=reason)}", file=sys.stderr)
-        return 1
+        return fail(pick(WORDS, "cannot_reset", lang, path=store.path, reason=reason))
     print(pick(WORDS, "was_reset", lang, aside=aside) if aside else pick(WORDS, "was_reset_empty", lang))
     return 0
 

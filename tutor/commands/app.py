@@ -1,0 +1,24 @@
+"""`tutor` with no command: the app. The only command that imports Textual."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tutor.commands.common import fail
+
+
+def run(args: argparse.Namespace) -> int:
+    """The app; with no --model it resumes the learner's last model, else the one asked for."""
+    import model
+
+    try:
+        gpt = model.load(args.model or "tiny")
+    except model.WeightsError as error:
+        return fail(str(error))
+    if not sys.stdout.isatty() or not sys.stdin.isatty():
+        return fail("tutor needs a terminal; for plain output try: tutor trace TEXT")
+    from tutor.app import TutorApp
+
+    TutorApp(gpt, args.lang, resume_model=args.model is None).run()
+    return 0
