@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 import model
 from model.depth import mean_position_similarity
-from tests.test_app import make_app, screen_text, settle
-from tutor.progress import ProgressStore
+from tests.helpers import make_app, screen_text, settle
 from tutor.view import grad_text, residual_points, visible_piece
 from tutor.widgets.heatmap import HeatmapGrid
 from tutor.widgets.similarity_panel import SimilarityPanel, cosine_matrix
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> ProgressStore:
-    return ProgressStore(tmp_path / "state" / "progress.json")
 
 
 def norm(values: np.ndarray) -> float:
