@@ -13,7 +13,7 @@ from helpers import LESSON_EN, LESSON_ZH, make_app, random_params, screen_text, 
 import model
 from model import GPT, GPTConfig
 from tutor.app import TutorApp
-from tutor.lessons import parse_link
+from tutor.lessons.links import parse_link
 from tutor.paths import content_dir
 from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.step_bar import StepBar, short_name
@@ -398,7 +398,7 @@ def test_chinese_wraps_between_characters_and_keeps_punctuation_on_the_line() ->
 
 
 def test_lesson_paragraphs_are_unwrapped_for_display() -> None:
-    from tutor.lessons import unwrap_paragraphs
+    from tutor.lessons.display import unwrap_paragraphs
 
     source = "一个向量有两个分量\nA 和 B，起点\n都是 2。\n\n- one\n  more\n- two\n\n| a |\n|---|\n\n```\nx\ny\n```"
     source += "\n\n    code = 1\n    more = 2"
@@ -451,7 +451,8 @@ async def test_every_link_in_the_shipped_lessons_can_be_followed(store) -> None:
     """Each distinct link target of the shipped lessons, followed once in one app (many links recur across lessons
     and in both languages). A link without a model is followed in its lesson's model, the one its step is written
     for. Every single link, in every lesson, is also checked statically by the content checker (test_lessons)."""
-    from tutor.lessons import labelled_links, load_lessons
+    from tutor.lessons.links import labelled_links
+    from tutor.lessons.parse import load_lessons
 
     targets: dict[tuple[str, str | None], str] = {}  # (href, its lesson's model if a show link names none) → lesson
     for lang in ("en", "zh"):

@@ -138,8 +138,8 @@ BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[], None]
     ),
     "Style._meta": (
         lambda m: m.setattr(rich.style, "Style", _StyleWithoutMeta),
-        canaries.test_rich_style_meta_markdown_lines_reads,
-        "Rich renamed Style._meta: tutor/markdown_lines.py",
+        canaries.test_rich_style_meta_lessons_markdown_reads,
+        "Rich renamed Style._meta: tutor/lessons/markdown.py",
     ),
     "a new caller of Widget._render": (
         lambda m: m.setattr(inspect, "getsource", _source_with_a_new_render_caller),

@@ -11,8 +11,9 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from tutor.lessons import display_markdown, load_lessons
-from tutor.markdown_lines import render_markdown
+from tutor.lessons.display import display_markdown
+from tutor.lessons.markdown import render_markdown
+from tutor.lessons.parse import load_lessons
 from tutor.patches import cjk_wrap
 
 CLOSING = "、，。．）］｝〕〉》」』】〗〙〛”’…：；！？"  # never first on a line

@@ -18,7 +18,7 @@ from helpers import make_app, run_tutor, screen_text
 from tutor.exercises import EXERCISES, record_result, reference_source
 from tutor.exercises.check import check_exercise
 from tutor.exercises.workspace import TODO_BODY, exercise_path, starter_text, write_workspace
-from tutor.lesson_check import _exercise_names
+from tutor.lessons.check import _exercise_names
 from tutor.progress import ProgressStore
 from tutor.screens.exercise import ExerciseScreen
 

@@ -6,7 +6,7 @@ import numpy as np
 from helpers import make_app, screen_line, screen_text, settle
 
 import model
-from tutor.lessons import parse_link
+from tutor.lessons.links import parse_link
 from tutor.screens.experiments.order import OrderScreen, compare_swap
 
 

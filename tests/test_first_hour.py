@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from helpers import make_app, screen_text, settle
 
-from tutor.lessons import load_lessons, parse_link
+from tutor.lessons.links import parse_link
+from tutor.lessons.parse import load_lessons
 from tutor.paths import content_dir
 from tutor.progress import Progress
 from tutor.widgets.lesson_view import LessonView
@@ -258,7 +259,7 @@ async def test_the_last_lesson_shows_its_tick_at_once_and_a_passed_quick_check_c
 
 
 def test_a_quick_check_is_passed_with_two_thirds_right() -> None:
-    from tutor.quiz import passed
+    from tutor.lessons.quiz import passed
 
     assert passed({"score": 2, "total": 3}) and passed({"score": 1, "total": 3, "best": 3})
     assert not passed({"score": 1, "total": 3}) and not passed({"score": 0, "total": 0}) and not passed(None)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from helpers import run_tutor
 
-from tutor.lesson_check import LANGS, SECTIONS, check_content
-from tutor.lessons import load_lessons, parse_lesson
+from tutor.lessons.check import LANGS, SECTIONS, check_content
+from tutor.lessons.parse import load_lessons, parse_lesson
 
 SECTION_BODY = {
     "en": ["Text with a [link](tutor:show?step=embed).", "", "", "", "", "QUIZ", ""],
@@ -354,8 +354,8 @@ def test_lessons_command_does_not_import_textual(tmp_path: Path) -> None:
 def test_the_variants_lessons_may_name_are_the_ones_training_makes() -> None:
     from model.train import RECIPES
     from tutor.commands.train import VARIANTS
-    from tutor.lesson_check import VARIANT_SWITCHES
-    from tutor.lessons import MODEL_VARIANTS
+    from tutor.lessons.check import VARIANT_SWITCHES
+    from tutor.lessons.parse import MODEL_VARIANTS
 
     assert MODEL_VARIANTS == tuple(RECIPES) == VARIANTS and set(RECIPES) == set(VARIANT_SWITCHES)
     assert VARIANT_SWITCHES["deep-postnorm"] == {"norm": "post", "n_layers": 16, "d_model": 32, "d_mlp": 128}
@@ -407,7 +407,7 @@ def test_both_languages_claim_the_same_measures(tmp_path: Path) -> None:
 
 
 def test_written_numbers_carry_their_precision() -> None:
-    from tutor.claims import written_number
+    from tutor.lessons.claims import written_number
 
     assert written_number("266 880") == (266880.0, 0.5)
     assert written_number("1.638") == (1.638, pytest.approx(0.0005))

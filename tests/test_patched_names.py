@@ -197,10 +197,10 @@ def test_command_palette_no_matches_names_tutor_palette_overrides() -> None:
 # -- elsewhere in tutor/ ----------------------------------------------------------------------------------------
 
 
-def test_rich_style_meta_markdown_lines_reads() -> None:
+def test_rich_style_meta_lessons_markdown_reads() -> None:
     marked, plain = rich.style.Style.from_meta({"heading": "x"}), rich.style.Style()
-    assert hasattr(plain, "_meta"), "Rich renamed Style._meta: tutor/markdown_lines.py reads it to find headings"
-    assert marked._meta and not plain._meta, "Style._meta no longer says whether a style has meta: markdown_lines.py"
+    assert hasattr(plain, "_meta"), "Rich renamed Style._meta: tutor/lessons/markdown.py reads it to find headings"
+    assert marked._meta and not plain._meta, "Style._meta no longer says whether a style has meta: lessons/markdown.py"
 
 
 def test_widget_render_callers_lesson_view_shadows() -> None:

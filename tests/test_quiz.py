@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from helpers import LESSON_EN, make_app, screen_text, settle
 
-from tutor.lessons import load_lessons
+from tutor.lessons.parse import load_lessons
+from tutor.lessons.quiz import Question, grade, lesson_quiz, parse_quiz
 from tutor.paths import content_dir
-from tutor.quiz import Question, grade, lesson_quiz, parse_quiz
 from tutor.screens.quiz import QuizScreen
 
 
@@ -19,7 +19,7 @@ def test_every_shipped_lesson_has_a_quiz_that_parses_whole() -> None:
 
 
 def _quiz_blocks(body: str) -> list[str]:
-    from tutor.lessons import blocks_in
+    from tutor.lessons.parse import blocks_in
 
     return [block.text for block in blocks_in(body) if block.kind == "tutor-quiz"]
 

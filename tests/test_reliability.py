@@ -281,17 +281,17 @@ async def test_broken_lessons_show_warnings_and_the_app_goes_on(tmp_path: Path, 
         assert app.main.gpt.name == "tiny"  # the "/etc/passwd" model of 05-types was refused
         await pilot.press("f8")
         await settle(pilot)
-    from tutor.lesson_check import check_content
+    from tutor.lessons.check import check_content
 
     problems = check_content(broken_content)
     assert any("02-toml.md" in p for p in problems) and any("07-binary.md" in p for p in problems)
 
 
 def test_tutor_lessons_without_a_content_folder(tmp_path: Path, monkeypatch, capsys) -> None:
-    import tutor.lessons
+    import tutor.lessons.parse
     from tutor.commands.lessons import run_lessons
 
-    monkeypatch.setattr(tutor.lessons, "content_dir", lambda: tmp_path / "no-content")
+    monkeypatch.setattr(tutor.lessons.parse, "content_dir", lambda: tmp_path / "no-content")
     assert run_lessons("en", check=False) == 1
     assert "no lessons" in capsys.readouterr().out
 

@@ -24,14 +24,15 @@ from textual.timer import Timer
 import model
 from model import GPT
 from tutor.i18n import pick, t
-from tutor.lessons import MODEL_VARIANTS, Lesson, load_lessons, parse_link
+from tutor.lessons.links import parse_link
+from tutor.lessons.parse import MODEL_VARIANTS, Lesson, load_lessons
+from tutor.lessons.quiz import lesson_quiz
+from tutor.lessons.quiz import passed as quiz_passed
 from tutor.model_words import describe_variant
 from tutor.patches import cjk_wrap, palette
 from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
-from tutor.quiz import lesson_quiz
-from tutor.quiz import passed as quiz_passed
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from model import GPT, Step, Trace
-from tutor.lessons import Lesson
+from tutor.lessons.parse import Lesson
 from tutor.view import BACKWARD, FORWARD, View
 
 

@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_lessons(lang: str, *, check: bool) -> int:
-    from tutor.lessons import load_lessons
+    from tutor.lessons.parse import load_lessons
 
     if check:
         return run_check()
@@ -35,8 +35,8 @@ def run_lessons(lang: str, *, check: bool) -> int:
 
 
 def run_check() -> int:
-    from tutor.lesson_check import LANGS, check_content
-    from tutor.lessons import load_lessons
+    from tutor.lessons.check import LANGS, check_content
+    from tutor.lessons.parse import load_lessons
 
     problems = check_content()
     for problem in problems:

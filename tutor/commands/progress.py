@@ -94,7 +94,7 @@ def run_reset(store: ProgressStore, lang: str, *, yes: bool) -> int:
 def summary(progress: Progress, store: ProgressStore, lang: str, *, existed: bool = True) -> list[str]:
     """The lines `tutor progress` prints; every record is read defensively (an older tutor may have written it)."""
     from tutor.exercises import EXERCISES
-    from tutor.lessons import load_lessons
+    from tutor.lessons.parse import load_lessons
 
     lessons = load_lessons(lang)
     titles = {lesson.id: lesson.title for lesson in lessons}

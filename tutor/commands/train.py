@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Any
 
 from tutor.commands.common import fail
-from tutor.lessons import MODEL_VARIANTS as VARIANTS  # model.train.RECIPES' names; no NumPy for --help
+from tutor.lessons.parse import MODEL_VARIANTS as VARIANTS  # model.train.RECIPES' names; no NumPy for --help
 
 HELP = "train a model variant on the frozen corpus (the lessons and Python's docstrings)"
 DESCRIPTION = (

@@ -9,7 +9,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.i18n import t
-from tutor.lessons import Lesson
+from tutor.lessons.parse import Lesson
 
 
 class LessonListScreen(ModalScreen[str | None]):

@@ -17,7 +17,8 @@ import model
 from model import GPT, Trace
 from tutor.host import Host
 from tutor.i18n import pick, t
-from tutor.lessons import MODEL_VARIANTS, PANELS, Lesson, LessonError, Link, labelled_links, parse_link
+from tutor.lessons.links import LessonError, Link, labelled_links, parse_link
+from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
 from tutor.patches.footer_labels import localize_bindings
 from tutor.place import Place
 from tutor.runner import PassRunner, Stop, failure_words

@@ -14,8 +14,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.i18n import pick
-from tutor.lessons import Lesson
-from tutor.quiz import Question, grade
+from tutor.lessons.parse import Lesson
+from tutor.lessons.quiz import Question, grade
 from tutor.widgets.footer import TutorFooter
 
 WORDS: dict[str, tuple[str, str]] = {

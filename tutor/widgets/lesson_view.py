@@ -1,7 +1,7 @@
 """The lesson: its title, any warnings about the file, and its Markdown with live code quotes.
 
 One Line-API widget (as Toolong's `LogLines`): the lesson is rendered to lines once per width
-(`tutor.markdown_lines`) and scrolling only picks lines, so the panels' keys never lay it out again.
+(`tutor.lessons.markdown`) and scrolling only picks lines, so the panels' keys never lay it out again.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from textual.message import Message
 from textual.selection import Selection
 from textual.strip import Strip
 
-from tutor.lessons import Lesson, display_markdown
-from tutor.markdown_lines import RenderedLesson, render_markdown
+from tutor.lessons.display import display_markdown
+from tutor.lessons.markdown import RenderedLesson, render_markdown
+from tutor.lessons.parse import Lesson
 from tutor.patches.quiet_scroll_view import QuietScrollView
 
 # component class → the Rich Markdown style it stands for

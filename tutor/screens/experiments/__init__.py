@@ -11,7 +11,7 @@ import importlib
 from textual.screen import Screen
 
 from model import GPT
-from tutor.lessons import EXPERIMENTS
+from tutor.lessons.parse import EXPERIMENTS
 
 SCREENS: dict[str, tuple[str, str]] = {  # name → (module, class)
     "compare": ("tutor.screens.experiments.compare", "CompareScreen"),

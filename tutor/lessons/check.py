@@ -17,19 +17,17 @@ from pathlib import Path
 import numpy as np
 
 from model.train import RECIPES
-from tutor.claims import check_claims
-from tutor.lessons import (
+from tutor.lessons.claims import check_claims
+from tutor.lessons.links import LessonError, links_in, parse_link
+from tutor.lessons.parse import (
     EXPERIMENTS,
     MODEL_VARIANTS,
     PANELS,
     Block,
     Lesson,
-    LessonError,
     blocks_in,
     front_matter_line,
-    links_in,
     parse_lesson,
-    parse_link,
 )
 from tutor.paths import content_dir
 

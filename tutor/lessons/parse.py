@@ -1,4 +1,4 @@
-"""Lessons: Markdown files with TOML front matter, and the directives that tie them to the panels.
+"""Lesson files: TOML front matter and a Markdown body, read into a `Lesson`; the names they may use.
 
 The format is written down in `content/README.md`. Loading never raises for a broken lesson:
 what is wrong becomes a warning on the lesson (file and line), so the app can still show it.
@@ -12,11 +12,10 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
+from tutor.lessons.links import LessonError, links_in, parse_link
 from tutor.paths import content_dir
 
-SCHEME = "tutor"
 PANELS = ("tokens", "vectors", "layernorm", "residual", "attention", "next", "gradient", "similarity")
 EXPERIMENTS = ("compare", "positions", "order", "drift", "layernorm-calc", "training")
 MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps them equal)
@@ -39,33 +38,11 @@ MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps the
     "deep-lr1e-3",
     "deep-postnorm-lr1e-3",
 )
-SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token")
-ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
-    "show": SHOW_KEYS,
-    "lesson": ("id", "heading"),
-    "experiment": ("name",),
-    "exercise": ("name",),
-    "quiz": ("id",),
-}
 FENCES = ("tutor-code", "tutor-quiz", "tutor-check", "tutor-claims")
 FRONT_MATTER_KEYS = {"id": str, "order": int, "title": str, "prompt": str, "steps": list, "panels": list, "model": str}
 REQUIRED_KEYS = ("id", "order", "title", "prompt")
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
-_LINK = re.compile(r"\]\(\s*(?:<(?P<angled>tutor:[^>\n]*)>|(?P<href>tutor:[^)\s>]*))\s*\)")
-
-
-class LessonError(ValueError):
-    """A problem in a lesson file, located as `path:line: message`."""
-
-
-@dataclass(frozen=True)
-class Link:
-    """A `tutor:` link: `tutor:show?prompt=猫追狗&step=blocks.0.ln1` is action "show" with two params."""
-
-    action: str
-    params: dict[str, str]
-    href: str
 
 
 @dataclass(frozen=True)
@@ -95,42 +72,6 @@ class Lesson:
 
     def warn(self, line: int, message: str) -> None:
         self.warnings.append(f"{self.path}:{line}: {message}")
-
-
-def parse_link(href: str) -> Link:
-    """`tutor:ACTION?key=value&...` → Link. Values are percent-decoded; `+` stays a plus."""
-    parts = urlsplit(href)
-    if parts.scheme != SCHEME:
-        raise LessonError(f"not a tutor link: {href}")
-    action = parts.path
-    if action not in ACTIONS:
-        raise LessonError(f"unknown directive tutor:{action} (known: {', '.join(ACTIONS)})")
-    params: dict[str, str] = {}
-    for pair in filter(None, parts.query.split("&")):
-        key, _, value = pair.partition("=")
-        key = unquote(key)
-        if key not in ACTIONS[action]:
-            raise LessonError(f"tutor:{action} takes no '{key}' (it takes {', '.join(ACTIONS[action])})")
-        params[key] = unquote(value)
-    if not params:
-        raise LessonError(f"tutor:{action} needs at least one of {', '.join(ACTIONS[action])}")
-    return Link(action, params, href)
-
-
-def links_in(text: str) -> list[tuple[int, str]]:
-    """Every `tutor:` link target in `text`, with its line number (1-based, within `text`)."""
-    return [(text.count("\n", 0, m.start()) + 1, m.group("angled") or m.group("href")) for m in _LINK.finditer(text)]
-
-
-_LABELLED_LINK = re.compile(r"\[(?P<label>[^\]\n]*)\]" + _LINK.pattern[2:])
-
-
-def labelled_links(text: str) -> list[tuple[str, str]]:
-    """Every `tutor:` link in `text` as (its text, its target), in reading order: the keyboard's way in."""
-    return [
-        (re.sub(r"[*_`]", "", m.group("label")).strip(), m.group("angled") or m.group("href"))
-        for m in _LABELLED_LINK.finditer(text)
-    ]
 
 
 def blocks_in(text: str) -> list[Block]:
@@ -260,86 +201,3 @@ def load_lessons(lang: str, root: Path | None = None) -> list[Lesson]:
         return []
     lessons = [parse_lesson(path, lang) for path in sorted(folder.glob("*.md"))]
     return sorted(lessons, key=lambda lesson: (lesson.order, lesson.id))
-
-
-def display_markdown(lesson: Lesson) -> str:
-    """The lesson's Markdown as the app shows it: code quoted live from model/, checker blocks hidden."""
-    out: list[str] = []
-    lines = lesson.body.split("\n")
-    blocks = {block.line: block for block in blocks_in(lesson.body)}
-    i = 0
-    while i < len(lines):
-        block = blocks.get(i + 1)
-        if block is None:
-            out.append(lines[i])
-            i += 1
-            continue
-        i = block.end  # past the closing fence
-        if block.kind == "tutor-code":
-            try:
-                where, source = resolve_code(block.text)
-                out += [f"*{where}* · `{block.text.strip()}`", "", "```python", source, "```"]
-            except LessonError as error:
-                out += [f"> ⚠ {error}"]
-        elif block.kind == "tutor-quiz":
-            out += quiz_markdown(block.text, lesson.lang)
-    return unwrap_paragraphs("\n".join(out))
-
-
-_BLOCK_START = re.compile(r"^\s*([#>|]|[-*+]\s|\d+[.)]\s|```|~~~|\$\$)")
-
-
-def _is_wide(ch: str) -> bool:
-    """CJK characters and punctuation: lines of them join without a space."""
-    return any(lo <= ch <= hi for lo, hi in (("\u2e80", "\u9fff"), ("\uf900", "\ufaff"), ("\uff00", "\uffef")))
-
-
-def unwrap_paragraphs(markdown: str) -> str:
-    """Join the lines of each paragraph (and list item) into one.
-
-    The lessons are wrapped at ~100 columns in the source; the app's Markdown keeps every
-    newline, which leaves ragged lines, and a wrapped line of Chinese must join with no space.
-    """
-    out: list[str] = []
-    fenced = False
-    for line in markdown.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            fenced = not fenced
-            out.append(line)
-            continue
-        previous = out[-1] if out else ""
-        joinable = (
-            not fenced
-            and stripped
-            and previous.strip()
-            and not _BLOCK_START.match(line)  # a new block starts here
-            and not previous.lstrip().startswith(("#", "|", "```", "~~~", "$$"))
-            and not previous.endswith("  ")  # a Markdown hard break
-            and not (line.startswith("    ") and previous.startswith("    "))  # an indented code block
-        )
-        if joinable:
-            glue = "" if _is_wide(previous.rstrip()[-1]) and _is_wide(stripped[0]) else " "
-            out[-1] = previous.rstrip() + glue + stripped
-        else:
-            out.append(line)
-    return "\n".join(out)
-
-
-def quiz_markdown(text: str, lang: str) -> list[str]:
-    """A quiz block shown as numbered questions with lettered choices (grading is the quiz screen's)."""
-    try:
-        questions = tomllib.loads(text).get("questions", [])
-    except tomllib.TOMLDecodeError as error:
-        return [f"> ⚠ quiz: {error}"]
-    out: list[str] = []
-    # a malformed block must not take the lesson down: the checker reports it, here it is shown as far as it goes
-    questions = [q for q in questions if isinstance(q, dict)] if isinstance(questions, list) else []
-    for n, question in enumerate(questions, 1):
-        choices = question.get("choices", [])
-        out += [f"**{n}. {question.get('question', '')}**", ""]
-        out += [
-            f"- {chr(ord('A') + k)}. {choice}" for k, choice in enumerate(choices if isinstance(choices, list) else [])
-        ]
-        out.append("")
-    return out

@@ -11,7 +11,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from tutor.lessons import Lesson, blocks_in
+from tutor.lessons.parse import Lesson, blocks_in
 
 
 @dataclass(frozen=True)
@@ -63,3 +63,22 @@ def passed(record: object) -> bool:
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in (total, best)):
         return False
     return total > 0 and 3 * best >= 2 * total  # type: ignore[operator]
+
+
+def quiz_markdown(text: str, lang: str) -> list[str]:
+    """A quiz block shown as numbered questions with lettered choices (grading is the quiz screen's)."""
+    try:
+        questions = tomllib.loads(text).get("questions", [])
+    except tomllib.TOMLDecodeError as error:
+        return [f"> ⚠ quiz: {error}"]
+    out: list[str] = []
+    # a malformed block must not take the lesson down: the checker reports it, here it is shown as far as it goes
+    questions = [q for q in questions if isinstance(q, dict)] if isinstance(questions, list) else []
+    for n, question in enumerate(questions, 1):
+        choices = question.get("choices", [])
+        out += [f"**{n}. {question.get('question', '')}**", ""]
+        out += [
+            f"- {chr(ord('A') + k)}. {choice}" for k, choice in enumerate(choices if isinstance(choices, list) else [])
+        ]
+        out.append("")
+    return out
