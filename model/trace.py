@@ -21,6 +21,7 @@ class Step:
 
     `in_hook` is the stream the step reads, `out_hook` what it writes; for a residual add
     (and the position add of the embedding) `added_hook` is the vector added to the stream.
+    Its name in words, in either language, is tutor/'s (`tutor.step_words.step_label`).
     """
 
     index: int
@@ -29,12 +30,7 @@ class Step:
     block: int | None
     in_hook: str
     out_hook: str
-    label_en: str
-    label_zh: str
     added_hook: str | None = None
-
-    def label(self, lang: str = "en") -> str:
-        return self.label_zh if lang == "zh" else self.label_en
 
 
 def build_steps(config: GPTConfig) -> tuple[Step, ...]:
@@ -44,71 +40,41 @@ def build_steps(config: GPTConfig) -> tuple[Step, ...]:
     Post-norm block: attention, residual add, ln1, MLP, residual add, ln2.
     No residual: the adds disappear and each sublayer's output is the new stream.
     """
-    specs: list[tuple[str, str, int | None, str, str, str, str, str | None]] = []
+    specs: list[tuple[str, str, int | None, str, str, str | None]] = []
 
-    def add(
-        name: str, kind: str, block: int | None, src: str, dst: str, en: str, zh: str, added: str | None = None
-    ) -> None:
-        specs.append((name, kind, block, src, dst, en, zh, added))
+    def add(name: str, kind: str, block: int | None, src: str, dst: str, added: str | None = None) -> None:
+        specs.append((name, kind, block, src, dst, added))
 
     if config.positional in ("sinusoidal", "learned"):
-        add(
-            "embed",
-            "embed",
-            None,
-            "hook_embed",
-            "blocks.0.hook_resid_pre",
-            "Token + position embedding",
-            "词元嵌入 + 位置向量",
-            "hook_pos_embed",
-        )
+        add("embed", "embed", None, "hook_embed", "blocks.0.hook_resid_pre", "hook_pos_embed")
     else:
-        add("embed", "embed", None, "hook_embed", "blocks.0.hook_resid_pre", "Token embedding", "词元嵌入")
+        add("embed", "embed", None, "hook_embed", "blocks.0.hook_resid_pre")
 
     for i in range(config.n_layers):
         b = f"blocks.{i}."
         stream = b + "hook_resid_pre"
-        for sub, ln, en_name, zh_name in (("attn", "ln1", "Attention", "注意力"), ("mlp", "ln2", "MLP", "MLP 前馈")):
-            n = "1" if ln == "ln1" else "2"
-            ln_en, ln_zh = f"Block {i} · LayerNorm {n}", f"第 {i} 块 · LayerNorm {n}"
+        for sub, ln in (("attn", "ln1"), ("mlp", "ln2")):
             sub_out = b + f"hook_{sub}_out"
             done = b + ("hook_resid_mid" if sub == "attn" else "hook_resid_post")
             if config.norm == "pre":
-                add(b + ln, "norm", i, stream, b + ln + ".hook_normalized", ln_en, ln_zh)
-                add(
-                    b + sub,
-                    _kind(sub),
-                    i,
-                    b + ln + ".hook_normalized",
-                    sub_out,
-                    f"Block {i} · {en_name}",
-                    f"第 {i} 块 · {zh_name}",
-                )
+                add(b + ln, "norm", i, stream, b + ln + ".hook_normalized")
+                add(b + sub, _kind(sub), i, b + ln + ".hook_normalized", sub_out)
             else:
-                add(b + sub, _kind(sub), i, stream, sub_out, f"Block {i} · {en_name}", f"第 {i} 块 · {zh_name}")
+                add(b + sub, _kind(sub), i, stream, sub_out)
             if config.residual:
                 summed = b + f"hook_{sub}_add" if config.norm == "post" else done
-                add(
-                    b + sub + "_add",
-                    "residual",
-                    i,
-                    stream,
-                    summed,
-                    f"Block {i} · residual add",
-                    f"第 {i} 块 · 残差相加",
-                    sub_out,
-                )
+                add(b + sub + "_add", "residual", i, stream, summed, sub_out)
             else:
                 summed = sub_out
             if config.norm == "post":
-                add(b + ln, "norm", i, summed, b + ln + ".hook_normalized", ln_en, ln_zh)
+                add(b + ln, "norm", i, summed, b + ln + ".hook_normalized")
             stream = done
 
     last = f"blocks.{config.n_layers - 1}.hook_resid_post"
     if config.has_final_norm:
-        add("ln_final", "norm", None, last, "ln_final.hook_normalized", "Final LayerNorm", "最后的 LayerNorm")
+        add("ln_final", "norm", None, last, "ln_final.hook_normalized")
         last = "ln_final.hook_normalized"
-    add("unembed", "unembed", None, last, "logits", "Unembed → logits", "反嵌入 → logits")
+    add("unembed", "unembed", None, last, "logits")
     return tuple(Step(index, *spec) for index, spec in enumerate(specs))
 
 

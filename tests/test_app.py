@@ -15,6 +15,7 @@ from model import GPT, GPTConfig
 from tutor.app import TutorApp
 from tutor.lessons.links import parse_link
 from tutor.paths import content_dir
+from tutor.step_words import step_label
 from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.step_bar import StepBar, short_name
 
@@ -65,7 +66,7 @@ async def test_stepping_through_the_whole_pass_shows_each_steps_numbers(store) -
             await pilot.pause()
             assert app.main.step_index == step.index
             text = screen_text(app)
-            assert f"Step {step.index + 1}/{len(trace.steps)} · {step.label('en')}" in text
+            assert f"Step {step.index + 1}/{len(trace.steps)} · {step_label(step, 'en')}" in text
             before = np.linalg.norm(trace[step.in_hook][2].astype(np.float64))
             after = np.linalg.norm(trace[step.out_hook][2].astype(np.float64))
             assert f"‖x‖ {before:.3f} → {after:.3f}" in text, screen_text(app, "#stepinfo")

@@ -13,6 +13,7 @@ import pytest
 from helpers import run_tutor
 
 import model
+from tutor.step_words import step_label
 
 
 def test_trace_json_schema_and_numbers(tmp_path: Path) -> None:
@@ -106,7 +107,7 @@ def test_trace_at_80_columns_keeps_each_step_name_on_one_line(capsys, monkeypatc
     lines = [line.rstrip() for line in out.splitlines()]
     assert max(cell_len(line) for line in lines) <= 80
     for step in model.load(name).steps:  # a line of its own, whole
-        assert f"{step.index} {step.label(lang)}" in lines, step.label(lang)
+        assert f"{step.index} {step_label(step, lang)}" in lines, step_label(step, lang)
     rows = [line for line in lines if line.startswith("  0 猫")]
     assert len(rows) == len(model.load(name).steps)  # one row per step and token, the numbers beside it
     assert all(len(row.split()) == 2 + 6 for row in rows)

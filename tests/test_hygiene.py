@@ -31,6 +31,14 @@ def test_model_imports_only_numpy_and_the_standard_library(path: Path) -> None:
     assert not foreign, f"{path.name} imports {foreign}"
 
 
+def test_model_holds_no_words_for_the_learner() -> None:
+    """model/ is language-neutral: Chinese in its code is an example prompt, never a label (tutor/step_words.py)."""
+    for path in sorted((ROOT / "model").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+            if any("\u4e00" <= ch <= "\u9fff" for ch in line):
+                assert "猫追狗" in line, f"{path.name}:{number}: {line.strip()}"
+
+
 def test_content_holds_no_code() -> None:
     assert not [p for p in (ROOT / "content").rglob("*") if p.suffix in {".py", ".pyc", ".sh"}]
 

@@ -142,9 +142,8 @@ def test_steps_without_residual_or_norm() -> None:
     ]
 
 
-def test_steps_have_labels_in_both_languages(tiny) -> None:
-    for step in tiny.steps:
-        assert step.label("en") and step.label("zh") and step.label("en") != step.label("zh")
+def test_steps_have_known_kinds(tiny) -> None:
+    for step in tiny.steps:  # their words are tutor/'s: tests/test_step_words.py
         assert step.kind in model.trace.STEP_KINDS
 
 

@@ -35,6 +35,7 @@ from tutor.paths import content_dir
 from tutor.progress import ProgressStore
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
+from tutor.step_words import step_label
 
 cjk_wrap.install()
 SAVE_DELAY = 0.5  # seconds
@@ -67,7 +68,7 @@ class TutorCommands(Provider):
             )
         for step in screen.gpt.steps:
             yield (
-                f"{'步骤' if zh else 'Step'} {step.index + 1}: {step.label(app.lang)}",
+                f"{'步骤' if zh else 'Step'} {step.index + 1}: {step_label(step, app.lang)}",
                 lambda name=step.name: screen.goto_step_name(name),
                 step.name,
             )

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from model import GPT, Trace
+from tutor.step_words import step_label
 from tutor.view import visible_piece as visible
 
 
@@ -81,7 +82,7 @@ def render_report(report: dict[str, Any], trace: Trace, lang: str = "en", notes:
         for stat in ("μ", "σ", "‖x‖"):
             table.add_column(f"{word[side]} {stat}", justify="right", no_wrap=True)
     for step, data in zip(trace.steps, report["steps"], strict=True):
-        table.add_row(Text(f"{step.index} {step.label(lang)}", style="bold"))
+        table.add_row(Text(f"{step.index} {step_label(step, lang)}", style="bold"))
         for position, piece in enumerate(trace.pieces):
             table.add_row(
                 f"  {position} {visible(piece)}",

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from model import Step
 from tutor.i18n import t
+from tutor.step_words import step_label
 from tutor.text_table import Column, text_table
 from tutor.view import View, visible_piece
 from tutor.widgets.live_static import LiveStatic
@@ -62,7 +63,7 @@ class LayerNormPanel(LiveStatic):
         table = text_table(columns, rows, width=self.available_width or None, gap=1)
         params = view.gpt.params
         gamma, beta = params[prefix + ".g"], params[prefix + ".b"]
-        title = Text(t("ln_title", lang, label=step.label(lang)), style="bold")
+        title = Text(t("ln_title", lang, label=step_label(step, lang)), style="bold")
         if step.index != view.step_index:
             title.append(f"  (→ {t('step', lang)} {step.index})", style="dim")
         legend = Text(

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from model import Step
 from tutor.i18n import BACKWARD_FORMULAS, EMBED_FORMULAS, FORMULAS, t
+from tutor.step_words import step_label
 from tutor.view import View, grad_text
 from tutor.widgets.live_static import LiveStatic
 
@@ -56,7 +57,7 @@ class StepInfo(LiveStatic):
         text = Text.assemble(
             # counted from 1, as lessons and heads are
             (t("step_of", lang, i=step.index + 1, n=len(view.trace.steps)) + " · ", "dim"),
-            (step.label(lang), "bold"),
+            (step_label(step, lang), "bold"),
             "\n",
             (EMBED_FORMULAS[view.gpt.config.positional] if step.kind == "embed" else FORMULAS[step.kind], "italic"),
             no_wrap=True,
@@ -78,7 +79,7 @@ class StepInfo(LiveStatic):
         text = Text.assemble(
             (t("step_of", lang, i=step.index + 1, n=len(trace.steps)) + " · ", "dim"),
             (t("backward", lang) + " · ", "bold magenta"),
-            (step.label(lang), "bold"),
+            (step_label(step, lang), "bold"),
             "\n",
             (BACKWARD_FORMULAS[step.kind], "italic"),
             no_wrap=True,

@@ -23,6 +23,7 @@ from model import GPT, layer_norm
 from tutor.i18n import pick
 from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.base import ExperimentScreen
+from tutor.step_words import step_label
 from tutor.widgets.live_static import LiveStatic
 
 KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
@@ -385,7 +386,7 @@ class LayerNormCalcScreen(ExperimentScreen):
             self.model_note = self.words(
                 "model_source",
                 model=gpt.name,
-                step=step.label(self.lang),
+                step=step_label(step, self.lang),
                 pos=pos,
                 piece=trace.pieces[pos],
                 prompt=self.prompt,
