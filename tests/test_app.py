@@ -654,8 +654,8 @@ async def test_a_resize_across_the_compact_width_moves_the_focus_to_what_is_show
 async def test_panel_tables_fit_their_width_on_the_first_frame_of_a_tab(store, size) -> None:
     """A tab being switched to is drawn before it is laid out: its tables must still fit (or be made
     again at once) — not wrap their last column onto a line of its own."""
-    from tutor.widgets.layernorm_panel import LayerNormPanel
-    from tutor.widgets.residual_panel import ResidualPanel
+    from tutor.panels.layernorm_panel import LayerNormPanel
+    from tutor.panels.residual_panel import ResidualPanel
 
     app = make_app(store)
     async with app.run_test(size=size) as pilot:

@@ -7,9 +7,9 @@ import numpy as np
 import model
 from model.depth import mean_position_similarity
 from tests.helpers import make_app, screen_text, settle
+from tutor.panels.similarity_panel import SimilarityPanel, cosine_matrix
 from tutor.view import grad_text, residual_points, visible_piece
 from tutor.widgets.heatmap import HeatmapGrid
-from tutor.widgets.similarity_panel import SimilarityPanel, cosine_matrix
 
 
 def norm(values: np.ndarray) -> float:

@@ -454,9 +454,9 @@ async def _type(pilot: object, app: object, text: str) -> None:
 
 
 async def test_a_768_wide_model_points_at_its_largest_dimensions(tmp_path: Path) -> None:
+    from tutor.panels.vectors_panel import VectorsPanel
     from tutor.view import top_dims
     from tutor.widgets.heatmap import HeatmapGrid
-    from tutor.widgets.vectors_panel import VectorsPanel
 
     write_folder(tmp_path / "wide", d=768, layers=1, n_head=12)
     app, running = await _app_with(tmp_path / "wide", tmp_path)

@@ -12,10 +12,10 @@ from textual.widget import Widget
 
 import model
 from model import GPT
+from tutor.panels.step_info import StepInfo
 from tutor.view import View, fmt
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.step_bar import StepBar, short_name
-from tutor.widgets.step_info import StepInfo
 
 
 class Host(App[None]):

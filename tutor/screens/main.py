@@ -19,24 +19,24 @@ from tutor.host import Host
 from tutor.i18n import pick, t
 from tutor.lessons.links import LessonError, Link, labelled_links, parse_link
 from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
+from tutor.panels.attention_panel import AttentionPanel
+from tutor.panels.gradient_panel import GradientPanel
+from tutor.panels.layernorm_panel import LayerNormPanel
+from tutor.panels.next_token_panel import NextTokenPanel
+from tutor.panels.residual_panel import ResidualPanel
+from tutor.panels.similarity_panel import SimilarityPanel
+from tutor.panels.step_info import StepInfo
+from tutor.panels.token_strip import TokenStrip
+from tutor.panels.vectors_panel import VectorsPanel
 from tutor.patches.footer_labels import localize_bindings
 from tutor.place import Place
 from tutor.runner import PassRunner, Stop, failure_words
 from tutor.view import View
-from tutor.widgets.attention_panel import AttentionPanel
 from tutor.widgets.footer import TutorFooter
-from tutor.widgets.gradient_panel import GradientPanel
-from tutor.widgets.layernorm_panel import LayerNormPanel
 from tutor.widgets.lesson_view import LessonView
-from tutor.widgets.next_token_panel import NextTokenPanel
 from tutor.widgets.panel_switcher import PanelSwitcher
 from tutor.widgets.prompt_input import PromptInput
-from tutor.widgets.residual_panel import ResidualPanel
-from tutor.widgets.similarity_panel import SimilarityPanel
 from tutor.widgets.step_bar import StepBar
-from tutor.widgets.step_info import StepInfo
-from tutor.widgets.token_strip import TokenStrip
-from tutor.widgets.vectors_panel import VectorsPanel
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "lesson_model": (

@@ -5,9 +5,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
+from tutor.panels.backward_step import BackwardStep
+from tutor.panels.residual_panel import ResidualPanel
 from tutor.view import View
-from tutor.widgets.backward_step import BackwardStep
-from tutor.widgets.residual_panel import ResidualPanel
 
 
 class GradientPanel(Vertical):
