@@ -1,4 +1,5 @@
-"""The three rooms and their one-way doors: tutor/ imports model/, model/ imports NumPy, content/ is data."""
+"""The three rooms and their one-way doors: tutor/ imports model/, model/ imports NumPy, content/ is data;
+and inside tutor/, screens → panels → widgets, with lessons/ below them all."""
 
 from __future__ import annotations
 
@@ -37,6 +38,50 @@ def test_model_holds_no_words_for_the_learner() -> None:
         for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
             if any("\u4e00" <= ch <= "\u9fff" for ch in line):
                 assert "猫追狗" in line, f"{path.name}:{number}: {line.strip()}"
+
+
+def modules_imported_by(path: Path) -> set[str]:
+    """Every module `path` imports, by its full name, at the top or inside a function."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def _under(names: set[str], *prefixes: str) -> set[str]:
+    return {n for n in names if any(n == p or n.startswith(p + ".") for p in prefixes)}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tutor" / "lessons").glob("*.py")), ids=lambda p: p.name)
+def test_lessons_know_no_textual_and_no_screen(path: Path) -> None:
+    """tutor/lessons/ reads content/ for the app and for `tutor lessons --check`: no Textual, no widgets."""
+    names = modules_imported_by(path)
+    wrong = _under(names, "textual", "tutor.app", "tutor.screens", "tutor.widgets", "tutor.panels")
+    assert not wrong, f"{path.name} imports {wrong}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tutor" / "panels").glob("*.py")), ids=lambda p: p.name)
+def test_panels_read_a_view_and_never_run_the_model(path: Path) -> None:
+    """A panel draws the View it is given: it reaches for no screen, app or runner, and runs no pass."""
+    wrong = _under(modules_imported_by(path), "tutor.app", "tutor.screens", "tutor.runner", "tutor.host", "tutor.place")
+    assert not wrong, f"{path.name} imports {wrong}"
+    calls = {
+        node.func.attr
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    }
+    running = calls & {"run", "forward", "generate", "run_worker"}
+    assert not running, f"{path.name} calls {running}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tutor" / "widgets").glob("*.py")), ids=lambda p: p.name)
+def test_widgets_know_no_panel_and_no_screen(path: Path) -> None:
+    """tutor/widgets/ is below the panels: general widgets that a panel or a screen puts together."""
+    wrong = _under(modules_imported_by(path), "tutor.app", "tutor.screens", "tutor.panels")
+    assert not wrong, f"{path.name} imports {wrong}"
 
 
 def test_content_holds_no_code() -> None:
