@@ -39,7 +39,7 @@ MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps the
     "deep-lr1e-3",
     "deep-postnorm-lr1e-3",
 )
-SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token")
+SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token", "direction")
 ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "show": SHOW_KEYS,
     "lesson": ("id", "heading"),

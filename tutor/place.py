@@ -202,11 +202,13 @@ class Place:
     # -- a link's `show` ----------------------------------------------------------------------------
 
     def show(self, params: Mapping[str, str]) -> str | None:
-        """What a `tutor:show?…` link asks of the step, token and head (the model, panel and prompt are the
+        """What a `tutor:show?…` link asks of the direction, step, token and head (the model, panel and prompt are the
         screen's: loading a model and typing a prompt are not moves of the record). A step or token of a
         prompt or model that is still coming waits for its pass. Returns a step the model does not have."""
         coming = "prompt" in params or "model" in params
         missing = None
+        if params.get("direction") in (FORWARD, BACKWARD):
+            self.direction = params["direction"]
         if "step" in params:
             if "prompt" in params or self.trace is None:  # a model switched to has no pass yet either
                 self.pending_step = params["step"]
