@@ -163,6 +163,37 @@ def families(records: list[TrainingRecord]) -> list[Family]:
 LIVE = LiveSettings(variants=PAIR)
 
 
+def loss_curve(name: str, points: list[tuple[int, float]]) -> Series:
+    """A model's validation losses, named with the last one."""
+    colour, marker = SERIES_LOOK.get(name, ("#d0d0d0", "?"))
+    label = f"{name} {points[-1][1]:.3f}" if points else name
+    return Series(label, [p[0] for p in points], [p[1] for p in points], colour, marker)
+
+
+def baseline_series(baselines: dict[str, float], x_span: tuple[int, int], lang: str) -> list[Series]:
+    """The unigram and bigram baselines as dashed level lines across `x_span`."""
+    return [
+        Series(
+            f"{pick(WORDS, key, lang)} {baselines[key]:.3f}",
+            x_span,
+            (baselines[key], baselines[key]),
+            *BASELINE_LOOK[key],
+            True,
+        )
+        for key in ("unigram", "bigram")
+        if key in baselines
+    ]
+
+
+def loss_y_range(series: list[Series]) -> tuple[float, float] | None:
+    """Every loss, the first (about 10 nats, higher for some) and the last, with a little room: on the
+    log axis the start and the small differences near the end both show."""
+    ys = [y for s in series for y in s.ys if y > 0]
+    if not ys:
+        return None
+    return (min(ys) / 1.05, max(ys) * 1.05)
+
+
 class TrainingScreen(LiveTraining, ExperimentScreen):
     NAME = "training"
     BINDINGS = [
@@ -221,14 +252,14 @@ class TrainingScreen(LiveTraining, ExperimentScreen):
         following = self.families[(self.family + 1) % len(self.families)]
         shown = self.words("family_note", family=family.label(self.lang), following=following.label(self.lang))
         note.update(f"{title}\n{shown}")
-        series = [self._curve(r.name, r.val_loss) for r in records]
-        series += self._baselines(first.baselines, (0, first.steps))
+        series = [loss_curve(r.name, r.val_loss) for r in records]
+        series += baseline_series(first.baselines, (0, first.steps), self.lang)
         chart.set_series(
             series,
             x_label=self.words("x_label"),
             y_label=self.words("y_label"),
             x_range=(0, max(r.steps for r in records)),
-            y_range=self._y_range(series),
+            y_range=loss_y_range(series),
             log_y=True,
         )
 
@@ -237,43 +268,16 @@ class TrainingScreen(LiveTraining, ExperimentScreen):
         self.query_one("#training-note", Static).update(
             self.words("live_title", steps=settings.steps, tokens=settings.tokens_per_step)
         )
-        series = [self._curve(name, live.val_loss.get(name, [])) for name in settings.variants]
-        series += self._baselines(live.baselines, (0, settings.steps))
+        series = [loss_curve(name, live.val_loss.get(name, [])) for name in settings.variants]
+        series += baseline_series(live.baselines, (0, settings.steps), self.lang)
         self.query_one("#training-chart", LineChart).set_series(
             series,
             x_label=self.words("x_label"),
             y_label=self.words("y_label"),
             x_range=(0, settings.steps),
-            y_range=self._y_range(series),
+            y_range=loss_y_range(series),
             log_y=True,
         )
-
-    def _curve(self, name: str, points: list[tuple[int, float]]) -> Series:
-        colour, marker = SERIES_LOOK.get(name, ("#d0d0d0", "?"))
-        label = f"{name} {points[-1][1]:.3f}" if points else name
-        return Series(label, [p[0] for p in points], [p[1] for p in points], colour, marker)
-
-    def _baselines(self, baselines: dict[str, float], x_span: tuple[int, int]) -> list[Series]:
-        return [
-            Series(
-                f"{self.words(key)} {baselines[key]:.3f}",
-                x_span,
-                (baselines[key], baselines[key]),
-                *BASELINE_LOOK[key],
-                True,
-            )
-            for key in ("unigram", "bigram")
-            if key in baselines
-        ]
-
-    @staticmethod
-    def _y_range(series: list[Series]) -> tuple[float, float] | None:
-        """Every loss, the first (about 10 nats, higher for some) and the last, with a little room: on the
-        log axis the start and the small differences near the end both show."""
-        ys = [y for s in series for y in s.ys if y > 0]
-        if not ys:
-            return None
-        return (min(ys) / 1.05, max(ys) * 1.05)
 
     # -- actions ------------------------------------------------------------------------------
 
