@@ -13,7 +13,8 @@ run (`live_training.LiveTraining`, as the training screen does), `c` cancels.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Group
@@ -58,12 +59,14 @@ FAMILY = (
     "noresidual",
 )
 PAIR = ("deep", "deep-noresidual")  # the gradient highway, with and without
-VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity")  # "live" joins once a run began
+VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity", "family")  # and "live" once a run began
 LOG_SPAN = 100.0  # a chart of values that span more than this factor gets a log axis
 LOSS_STEPS = (0, 100, 200, 300, 500, 1000, 1500, 2000, 2500, 3000)  # the loss table's rows, where recorded
 INIT_MARKERS = (".", ":")  # the curves at initialisation (dashed), left and right; trained ones: SERIES_LOOK's
 UNIFORM_LOOK = ("#4e4e4e", "~")  # the uniform guess ln V, a third grey beside training's two baselines
-NARROW = 100  # below this width the notes are shorter
+NARROW = 100  # below this width the notes are shorter and the table and the chart take turns
+# the live run: the pair on screen, half the training screen's steps (16 blocks take four times as long a step)
+LIVE = LiveSettings(steps=200, eval_every=10)
 
 KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "back": ("Back", "返回"),
@@ -98,6 +101,20 @@ WORDS: dict[str, tuple[str, str]] = {
     "title_stream_grad": ("‖∂L/∂x‖ per layer", "每层的 ‖∂L/∂x‖"),
     "title_param_grad": ("‖∂L/∂θ‖ per block", "每块的 ‖∂L/∂θ‖"),
     "title_similarity": ("collapse: cos between positions", "塌缩：位置之间的余弦"),
+    "title_family": ("the whole family, one model a row", "整个家族，每行一个模型"),
+    "note_family": (
+        "Each cell: at initialisation → trained; L and R are the pair the other views show.",
+        "每格：初始 → 训练后；左、右是其他视图里对比的两个模型。",
+    ),
+    "short_family": ("Each cell: init → trained.", "每格：初始 → 训练后。"),
+    "col_model": ("model", "模型"),
+    "col_loss": ("loss", "损失"),
+    "col_diverged": ("diverged", "发散"),
+    "col_grad_first": ("‖∂L/∂θ‖ B0", "‖∂L/∂θ‖ 块0"),
+    "col_grad_last": ("‖∂L/∂θ‖ last", "‖∂L/∂θ‖ 末块"),
+    "col_similarity": ("cos, last", "末块 cos"),
+    "col_norm": ("‖x‖, last", "末块 ‖x‖"),
+    "arrow": ("{a} → {b}", "{a} → {b}"),
     "y_loss": ("loss (nats per token, log scale)", "损失（每个词元的 nats，对数刻度）"),
     "y_stream_norm": ("mean ‖x‖ of a token's stream vector", "每个词元残差流向量的平均 ‖x‖"),
     "y_stream_grad": ("‖∂L/∂x‖ over the batch", "整批的 ‖∂L/∂x‖"),
@@ -299,6 +316,8 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
     DepthLabScreen.-narrow.-digits #depth-chart { display: none; }
     DepthLabScreen.-narrow #depth-table-box { display: none; }
     DepthLabScreen.-narrow.-digits #depth-table-box { display: block; }
+    DepthLabScreen.-family #depth-chart { display: none; }
+    DepthLabScreen.-family #depth-table-box { display: block; width: 1fr; padding: 0 1; }
     """
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
@@ -331,7 +350,7 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
 
     def live_settings(self) -> LiveSettings:
         left, right = self.pair
-        return LiveSettings(variants=(left.name, right.name))
+        return replace(LIVE, variants=(left.name, right.name))
 
     # -- the widgets --------------------------------------------------------------------------
 
@@ -387,7 +406,10 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
             return
         self.query_one("#depth-pair", Static).update(Group(*(self.describe(side) for side in ("left", "right"))))
         key = self.view_key
-        if key in ("loss", "live"):
+        self.set_class(key == "family", "-family")
+        if key == "family":
+            self.draw_family()
+        elif key in ("loss", "live"):
             self.draw_loss(chart, live=key == "live")
         else:
             self.draw_layers(chart, key)
@@ -480,8 +502,8 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
         if live_steps is None:
             rows = [s for s in LOSS_STEPS if any(s in by_step[n] for n in names)]
         else:
-            tenth = max(1, live_steps // 10)
-            rows = [s for s in recorded if s % tenth == 0 or s == recorded[-1]]
+            every = max(1, math.ceil(len(recorded) / 10))  # ten rows or so, the last one always
+            rows = [s for i, s in enumerate(recorded) if i % every == every - 1 or i == len(recorded) - 1]
         table = self.new_table([self.words("step"), *(self.words("left"), self.words("right"))])
         for step in rows:
             cells = [f"{by_step[n][step]:.3f}" if step in by_step[n] else self.words("absent") for n in names]
@@ -494,9 +516,11 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
         reading goes below the table: so the title is one line and the table's last row still shows."""
         box = self.query_one("#depth-table-box", VerticalScroll)
         note = self.query_one("#depth-note", Static)
-        if not self.narrow:  # there the table takes the width the chart leaves (CSS)
+        if self.narrow or key == "family":  # the table takes the width the chart leaves (CSS)
+            box.styles.width = None
+        else:
             box.styles.width = self.app.console.measure(table).maximum + 3  # the right padding, the scroll bar
-        if self.narrow and self.digits:
+        if self.narrow and self.digits and key != "family":
             note.update(self.view_title(key, ""))
             self.query_one("#depth-table", Static).update(Group(table, Text(explain, style="dim")))
         else:
@@ -508,6 +532,48 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
         for header in headers:
             table.add_column(header, justify="right", no_wrap=True)
         return table
+
+    def draw_family(self) -> None:
+        """Every model of the lab, a row each: its loss, where it diverged, and the per-layer figures that
+        tell the family apart, each at init → trained. Columns that do not fit the width are left out, the
+        least telling first."""
+        arrow = self.words("arrow", a="{a}", b="{b}")
+
+        def pair(values: tuple[float, float]) -> str:
+            return arrow.format(a=figure(values[0]), b=figure(values[1]))
+
+        def diverged(record: LabRecord) -> str:
+            step = (record.training.diverged or {}).get("step")
+            live = self.live.diverged.get(record.name) if self.live is not None else None
+            if step is None and live:
+                step = live.get("step")
+            return str(step) if step is not None else self.words("absent")
+
+        columns: list[tuple[str, Callable[[LabRecord], str]]] = [
+            (
+                "col_loss",
+                lambda r: arrow.format(a=f"{r.training.val_loss[0][1]:.2f}", b=f"{r.training.val_loss[-1][1]:.3f}"),
+            ),
+            ("col_diverged", diverged),
+            ("col_grad_first", lambda r: pair((r.init.param_grad[0], r.trained.param_grad[0]))),
+            ("col_grad_last", lambda r: pair((r.init.param_grad[-1], r.trained.param_grad[-1]))),
+            ("col_similarity", lambda r: pair((r.init.similarity[-1], r.trained.similarity[-1]))),
+            ("col_norm", lambda r: pair((r.init.stream_norm[-1], r.trained.stream_norm[-1]))),
+        ]
+        left, right = self.pair
+        sides = {left.name: self.words("left"), right.name: self.words("right")}
+        rows = [[f"{sides.get(r.name, ' ')} {r.name}", *(cell(r) for _, cell in columns)] for r in self.records]
+        room = max(20, self.size.width - 4)
+        while True:
+            table = self.new_table([self.words("col_model"), *(self.words(key) for key, _ in columns)])
+            table.columns[0].justify = "left"
+            for row, record in zip(rows, self.records, strict=True):
+                table.add_row(*row[: len(columns) + 1], style="bold" if record.name in sides else "")
+            if self.app.console.measure(table).maximum <= room or len(columns) <= 2:
+                break
+            columns.pop()
+        explain = self.words("short_family" if self.narrow else "note_family")
+        self.show_view("family", explain, table)
 
     def draw_layers(self, chart: LineChart, key: str) -> None:
         """A per-layer figure of both models at init (dashed) and trained, the table of its digits, the reading."""
