@@ -171,10 +171,18 @@ WORDS: dict[str, tuple[str, str]] = {
         "现场训练：按 r 把两个模型训练 {steps} 步，按 c 取消。",
     ),
     "left_out": (
-        "{name}: its depth record cannot be read ({why}); the lab leaves it out.",
-        "{name}：读不出它的深度记录（{why}），实验室不显示它。",
+        "Left out, no depth record to read: {models}.",
+        "以下模型读不出深度记录，没有显示：{models}。",
     ),
+    "why": ("{name} ({why})", "{name}（{why}）"),
     "missing": ("not shipped", "没有随附"),
+    "no_training": ("no training record", "没有训练记录"),
+    "no_depth": ("no depth record", "没有深度记录"),
+    "no_blocks": ("no block count in its config", "配置里没有块数"),
+    "no_curve": ("no validation curve", "没有验证曲线"),
+    "bad_table": ("a profile is not a table", "某个剖面不是一张表"),
+    "bad_length": ("{key} is not {n} numbers", "{key} 不是 {n} 个数"),
+    "bad_number": ("{key} holds something that is not a number", "{key} 里有不是数的值"),
     "too_few": (
         "The depth lab needs two shipped models with a depth record; it found {n}.",
         "深度实验室需要两个带深度记录的随附模型；只找到 {n} 个。",
@@ -227,55 +235,66 @@ class LabRecord:
         return len(self.init.param_grad)
 
 
+class RecordError(ValueError):
+    """A record the lab cannot show: `key` names the WORDS entry that says why, filled in with `values`."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(pick(WORDS, key, "en", **values))
+        self.key, self.values = key, values
+
+    def say(self, lang: str) -> str:
+        return pick(WORDS, self.key, lang, **self.values)
+
+
 def read_profile(raw: object, n_layers: int) -> DepthProfile:
-    """A depth profile out of the checkpoint's JSON, checked: ValueError says what is wrong."""
+    """A depth profile out of the checkpoint's JSON, checked: RecordError says what is wrong."""
     if not isinstance(raw, dict):
-        raise ValueError("not a table")
+        raise RecordError("bad_table")
     lengths = {"stream_norm": n_layers + 1, "stream_grad": n_layers + 1, "similarity": n_layers + 1}
     lengths["param_grad"] = n_layers
     lists: dict[str, tuple[float, ...]] = {}
     for key, length in lengths.items():
         values = raw.get(key)
         if not isinstance(values, list) or len(values) != length:
-            raise ValueError(f"{key} is not {length} numbers")
+            raise RecordError("bad_length", key=key, n=length)
         try:
             lists[key] = tuple(float(v) for v in values)
         except (TypeError, ValueError):
-            raise ValueError(f"{key} holds something that is not a number") from None
+            raise RecordError("bad_number", key=key) from None
     try:
         loss = float(raw.get("loss", math.nan))
     except (TypeError, ValueError):
-        raise ValueError("loss is not a number") from None
+        raise RecordError("bad_number", key="loss") from None
     return DepthProfile(loss=loss, **lists)
 
 
 def lab_record(record: TrainingRecord) -> LabRecord:
-    """The record with its depth figures checked against the model's depth (ValueError if they do not fit)."""
+    """The record with its depth figures checked against the model's depth (RecordError if they do not fit)."""
     depth = record.depth
     if not isinstance(depth, dict):
-        raise ValueError("no depth record")
+        raise RecordError("no_depth")
     if record.n_layers <= 0:
-        raise ValueError("no block count in the config")
+        raise RecordError("no_blocks")
     if not record.val_loss:
-        raise ValueError("no validation curve")
+        raise RecordError("no_curve")
     init, trained = (read_profile(depth.get(when), record.n_layers) for when in ("init", "trained"))
     return LabRecord(record, init, trained)
 
 
-def load_lab(folder: Path, names: tuple[str, ...] = FAMILY) -> tuple[list[LabRecord], list[tuple[str, str]]]:
+def load_lab(folder: Path, names: tuple[str, ...] = FAMILY) -> tuple[list[LabRecord], list[tuple[str, RecordError]]]:
     """The family's records from `folder`, in order, and (name, why) for each one that is left out."""
     records: list[LabRecord] = []
-    left_out: list[tuple[str, str]] = []
+    left_out: list[tuple[str, RecordError]] = []
     for name in names:
         path = folder / f"{name}.safetensors"
         training = read_training_record(path) if path.is_file() else None
         if training is None:
-            left_out.append((name, "missing" if not path.is_file() else "no training record"))
+            left_out.append((name, RecordError("missing" if not path.is_file() else "no_training")))
             continue
         try:
             records.append(lab_record(training))
-        except ValueError as error:
-            left_out.append((name, str(error)))
+        except RecordError as error:
+            left_out.append((name, error))
     return records, left_out
 
 
@@ -364,8 +383,11 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
         yield LiveStatic(id="depth-status")
 
     def on_mount(self) -> None:
-        for name, why in self.left_out:
-            self.notify(self.words("left_out", name=name, why=self.words("missing") if why == "missing" else why))
+        if self.left_out:  # one notice for all: a checkout without the weights would otherwise show thirteen
+            reasons = [self.words("why", name=name, why=why.say(self.lang)) for name, why in self.left_out]
+            self.notify(
+                self.words("left_out", models=("; " if self.lang == "en" else "；").join(reasons)), severity="warning"
+            )
         self.show_live_status(self.idle_text())
         self.redraw()
 
