@@ -181,8 +181,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "no_blocks": ("no block count in its config", "配置里没有块数"),
     "no_curve": ("no validation curve", "没有验证曲线"),
     "bad_table": ("a profile is not a table", "某个剖面不是一张表"),
-    "bad_length": ("{key} is not {n} numbers", "{key} 不是 {n} 个数"),
-    "bad_number": ("{key} holds something that is not a number", "{key} 里有不是数的值"),
+    "bad_length": ("{what} is not {n} numbers", "{what} 不是 {n} 个数"),
+    "bad_number": ("{what} holds something that is not a number", "{what} 里有不是数的值"),
     "too_few": (
         "The depth lab needs two shipped models with a depth record; it found {n}.",
         "深度实验室需要两个带深度记录的随附模型；只找到 {n} 个。",
@@ -191,7 +191,7 @@ WORDS: dict[str, tuple[str, str]] = {
 
 
 def figure(value: float) -> str:
-    """Three significant digits in at most seven cells: 163, 1.17, 0.0506, 0.00235, 2.2e-9, 5.8e-42; 1.00."""
+    """Three significant digits in at most eight cells: 163, 1.17, 0.0506, 0.00235, 2.24e-9, 5.82e-42; 1.00."""
     if not math.isfinite(value):
         return str(value)
     if value == 0:
@@ -199,7 +199,7 @@ def figure(value: float) -> str:
     exponent = int(f"{value:.2e}".split("e")[1])  # after rounding: 0.99999 counts as 1.00
     if -3 <= exponent < 4:
         return f"{value:.{max(0, 2 - exponent)}f}"
-    mantissa, power = f"{value:.1e}".split("e")
+    mantissa, power = f"{value:.2e}".split("e")
     return f"{mantissa}e{int(power)}"
 
 
@@ -236,14 +236,14 @@ class LabRecord:
 
 
 class RecordError(ValueError):
-    """A record the lab cannot show: `key` names the WORDS entry that says why, filled in with `values`."""
+    """A record the lab cannot show: `word` names the WORDS entry that says why, filled in with `values`."""
 
-    def __init__(self, key: str, **values: object) -> None:
-        super().__init__(pick(WORDS, key, "en", **values))
-        self.key, self.values = key, values
+    def __init__(self, word: str, **values: object) -> None:
+        super().__init__(pick(WORDS, word, "en", **values))
+        self.word, self.values = word, values
 
     def say(self, lang: str) -> str:
-        return pick(WORDS, self.key, lang, **self.values)
+        return pick(WORDS, self.word, lang, **self.values)
 
 
 def read_profile(raw: object, n_layers: int) -> DepthProfile:
@@ -256,15 +256,15 @@ def read_profile(raw: object, n_layers: int) -> DepthProfile:
     for key, length in lengths.items():
         values = raw.get(key)
         if not isinstance(values, list) or len(values) != length:
-            raise RecordError("bad_length", key=key, n=length)
+            raise RecordError("bad_length", what=key, n=length)
         try:
             lists[key] = tuple(float(v) for v in values)
         except (TypeError, ValueError):
-            raise RecordError("bad_number", key=key) from None
+            raise RecordError("bad_number", what=key) from None
     try:
         loss = float(raw.get("loss", math.nan))
     except (TypeError, ValueError):
-        raise RecordError("bad_number", key="loss") from None
+        raise RecordError("bad_number", what="loss") from None
     return DepthProfile(loss=loss, **lists)
 
 
@@ -441,35 +441,37 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
         record = self.records[self.left if side == "left" else self.right]
         training = record.training
         recipe = training.recipe
-        parts = [self.words("blocks", n=record.n_layers, d=recipe.get("d_model", "?"))]
-        parts.append(self.words(str(recipe.get("norm", "pre"))))
+        # (what, how much it matters): where the line is too long, the least telling go first
+        parts = [(self.words("blocks", n=record.n_layers, d=recipe.get("d_model", "?")), 3)]
+        parts.append((self.words(str(recipe.get("norm", "pre"))), 9))
         if not recipe.get("residual", True):
-            parts.append(self.words("no_residual"))
+            parts.append((self.words("no_residual"), 9))
         warmup = int(recipe.get("warmup_steps", 0) or 0)
-        parts.append(self.words("warmup", n=warmup) if warmup else self.words("no_warmup"))
-        parts.append(self.words("lr", lr=f"{float(recipe.get('learning_rate', 0)):.0e}".replace("e-0", "e-")))
+        parts.append((self.words("warmup", n=warmup) if warmup else self.words("no_warmup"), 5))
+        parts.append((self.words("lr", lr=f"{float(recipe.get('learning_rate', 0)):.0e}".replace("e-0", "e-")), 4))
         first, last = training.val_loss[0][1], training.val_loss[-1][1]
-        parts.append(self.words("loss_span", first=f"{first:.2f}", last=f"{last:.3f}"))
+        parts.append((self.words("loss_span", first=f"{first:.2f}", last=f"{last:.3f}"), 2))
         diverged = training.diverged
         live = self.live.diverged.get(record.name) if self.live is not None else None
         if diverged:
             what, value = diverged.get("what"), diverged.get("value")
-            parts.append(self.words("diverged", step=diverged.get("step"), what=what, value=value))
+            parts.append((self.words("diverged", step=diverged.get("step"), what=what, value=value), 10))
         elif live:
-            parts.append(self.words("diverged_live", step=live.get("step")))
+            parts.append((self.words("diverged_live", step=live.get("step")), 10))
         else:
-            parts.append(self.words("not_diverged"))
+            parts.append((self.words("not_diverged"), 1))
         colour, marker = SERIES_LOOK.get(record.name, ("#d0d0d0", "?"))
         comma = ", " if self.lang == "en" else "，"
-        while True:  # "never diverged" goes first where the line would not fit, then the loss
+        while True:
             line = Text()
             line.append(f"{self.words('side_' + side)} ", style="bold")
             line.append(f"━{marker}━ ", style=f"bold {colour}")
             line.append(record.name, style="bold")
-            line.append(": " + comma.join(parts))
-            if line.cell_len <= self.size.width - 2 or len(parts) < 5 or diverged or live:
+            line.append(": " + comma.join(text for text, _ in parts))
+            least = min(parts, key=lambda part: part[1])
+            if line.cell_len <= self.size.width - 2 or least[1] >= 9:
                 return line
-            parts.pop()
+            parts.remove(least)
 
     def view_title(self, key: str, explain: str) -> Text:
         """The view's name in bold, then what to read in it."""
