@@ -45,3 +45,26 @@ def test_snapshot(snap_compare, tmp_path: Path, lang: str, size: tuple[int, int]
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+# the depth lab (F10 → The depth lab): as it opens (the loss curves), and its ‖∂L/∂θ‖ per block (v three times)
+DEPTH_STATES = {"depth": [], "depth-grad": ["v", "v", "v"]}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.parametrize("state", list(DEPTH_STATES))
+def test_depth_lab_snapshot(snap_compare, tmp_path: Path, lang: str, size: tuple[int, int], state: str) -> None:
+    app = TutorApp(model.load("tiny"), lang, store=ProgressStore(tmp_path / "progress.json"), content=content_dir())
+
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        pilot.app.open_experiment("depth")
+        await pilot.pause()
+        for key in DEPTH_STATES[state]:
+            await pilot.press(key)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

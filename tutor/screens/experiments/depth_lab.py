@@ -136,9 +136,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "block": ("B{i}", "块{i}"),
     "absent": ("—", "—"),
     "note_loss": (
-        "Start and end of each curve; the dashed lines: unigram {unigram}, bigram {bigram}, "
+        "Start and end of each curve; the dashed lines: unigram baseline {unigram}, bigram {bigram}, "
         "uniform ln {v} = {uniform}.",
-        "每条曲线的起点和终点；虚线：unigram {unigram}，bigram {bigram}，均匀分布 ln {v} = {uniform}。",
+        "每条曲线的起点和终点；虚线：一元基线 {unigram}，二元基线 {bigram}，均匀分布 ln {v} = {uniform}。",
     ),
     "note_live": (
         "r trained {a} and {b} for {steps} steps of {tokens} tokens (checkpoints in a temporary folder).",
@@ -467,7 +467,7 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
             line.append(f"{self.words('side_' + side)} ", style="bold")
             line.append(f"━{marker}━ ", style=f"bold {colour}")
             line.append(record.name, style="bold")
-            line.append(": " + comma.join(text for text, _ in parts))
+            line.append((": " if self.lang == "en" else "：") + comma.join(text for text, _ in parts))
             least = min(parts, key=lambda part: part[1])
             if line.cell_len <= self.size.width - 2 or least[1] >= 9:
                 return line
