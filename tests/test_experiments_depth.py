@@ -376,28 +376,24 @@ async def test_live_training_failure_is_a_notice(store, quick_live, monkeypatch)
 
 
 async def test_live_divergence_is_a_notice_and_shows_its_step(store, quick_live, monkeypatch) -> None:
-    from model import train as model_training
+    """A step size of a million, no warm-up and no clipping: deep-noresidual's loss is NaN by step 4, for real."""
+    from model.train import RECIPES
 
-    real, calls = model_training.loss_and_gradients, {"n": 0}
-
-    def blows_up_at_step_4(gpt, inputs, targets):  # type: ignore[no-untyped-def]
-        loss, grads = real(gpt, inputs, targets)
-        if gpt.name == "deep-noresidual":
-            calls["n"] += 1
-            if calls["n"] == 4:
-                loss = float("inf")
-        return loss, grads
-
-    monkeypatch.setattr(model_training, "loss_and_gradients", blows_up_at_step_4)
+    wild = replace(RECIPES["deep-noresidual"], learning_rate=1e6, warmup_steps=0, grad_clip=1e30)
+    monkeypatch.setattr(live_training, "RECIPES", RECIPES | {"deep-noresidual": wild})
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_lab(pilot)
         await press(pilot, "r")
         await pilot.pause(0.1)
-        assert screen.live.finished
+        assert screen.live.finished and not screen.live.cancelled
+        assert screen.live.diverged["deep-noresidual"]["step"] == 4
         shown = [n.message for n in app._notifications]
-        assert any("deep-noresidual: diverged at step 4" in m for m in shown), shown
+        assert any("Diverged — a result, not a fault: deep-noresidual: diverged at step 4" in m for m in shown), shown
         assert "live run diverged at step 4" in screen_text(app)
+        await show(pilot, screen, "family")
+        line = next(line for line in screen_text(app).split("\n") if "R deep-noresidual " in line)
+        assert re.search(r"→ 3\.486\s+4\s", line), line
 
 
 # -- small windows, Chinese, the drift link --------------------------------------------------------

@@ -374,8 +374,7 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
     # -- the widgets --------------------------------------------------------------------------
 
     def compose_body(self) -> ComposeResult:
-        yield Static(id="depth-pair")
-        yield Static(id="depth-note")
+        yield from (Static(id=f"depth-{part}") for part in ("pair", "note"))  # the two models; the view's reading
         with Horizontal(id="depth-body"):
             yield LineChart(id="depth-chart")
             with VerticalScroll(id="depth-table-box"):
