@@ -6,6 +6,7 @@ import json
 import math
 import re
 import shutil
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -300,17 +301,22 @@ async def test_broken_and_missing_records_are_a_notice_not_a_crash(store, tmp_pa
 # -- the live run ----------------------------------------------------------------------------------
 
 
+# six steps of windows of 8 on the lessons alone: a run of a second or two
+QUICK = live_training.LiveSettings(steps=6, n_ctx=8, batch_size=2, eval_every=2, eval_windows=2, stdlib_text=False)
+
+
 @pytest.fixture
 def quick_live(monkeypatch: pytest.MonkeyPatch) -> live_training.LiveSettings:
-    settings = replace(depth_lab.LIVE, steps=6, n_ctx=8, batch_size=2, eval_every=2, eval_windows=2, stdlib_text=False)
-    monkeypatch.setattr(depth_lab, "LIVE", settings)
-    return settings
+    monkeypatch.setattr(depth_lab, "LIVE", QUICK)
+    return QUICK
 
 
-async def test_live_training_trains_the_pair_and_draws_it(store, quick_live, monkeypatch, tmp_path) -> None:
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    monkeypatch.setattr("tempfile.tempdir", str(temp))
+def live_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("tutor-live-training-*"))
+
+
+async def test_live_training_trains_the_pair_and_draws_it(store, quick_live) -> None:
+    folders_before = live_folders()
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_lab(pilot)
@@ -333,7 +339,7 @@ async def test_live_training_trains_the_pair_and_draws_it(store, quick_live, mon
         assert f"deep-postnorm {last[0]:.3f}" in text
         await press(pilot, "v")  # round to the stored curves
         assert screen.view_key == "loss"
-    assert list(temp.iterdir()) == []  # the checkpoints' folder is gone
+    assert live_folders() == folders_before  # the checkpoints' folder is gone
 
 
 async def test_live_training_draws_as_it_goes_and_cancels(store, quick_live, monkeypatch) -> None:
