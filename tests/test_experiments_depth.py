@@ -502,3 +502,20 @@ async def test_the_lab_opens_from_the_practice_menu_and_from_a_lesson_link(store
         await app.main.follow(parse_link("tutor:experiment?name=depth"))
         await settle(pilot)
         assert isinstance(app.screen, DepthLabScreen)
+
+
+async def test_without_colour_the_curves_are_their_markers(store, monkeypatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.no_color
+        screen = await open_lab(pilot)
+        await show(pilot, screen, "param_grad")
+        region = screen.query_one(LineChart).region
+        plot = "\n".join(
+            line[region.x + 8 : region.right] for line in screen_text(app).split("\n")[region.y : region.bottom]
+        )
+        for marker in ("D", "R", ".", ":"):  # deep and deep-noresidual trained; both at initialisation
+            assert marker in plot, plot
+        assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in plot)
+        assert "╍.╍ deep init" in screen_text(app) and "━R━ deep-noresidual trained" in screen_text(app)
