@@ -519,3 +519,11 @@ async def test_without_colour_the_curves_are_their_markers(store, monkeypatch) -
             assert marker in plot, plot
         assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in plot)
         assert "╍.╍ deep init" in screen_text(app) and "━R━ deep-noresidual trained" in screen_text(app)
+
+
+def test_figure_keeps_three_digits_in_eight_cells() -> None:
+    cases = {163.2: "163", 1.1722: "1.17", 0.050680: "0.0507", 0.0023505: "0.00235", 2.2430605e-9: "2.24e-9"}
+    cases |= {5.82e-42: "5.82e-42", 0.99999999: "1.00", 244.8: "245", 1234.4: "1234", 12345.0: "1.23e4", 0.0: "0"}
+    for value, text in cases.items():
+        assert figure(value) == text and len(text) <= 8
+    assert figure(float("inf")) == "inf" and figure(-0.0506) == "-0.0506"
