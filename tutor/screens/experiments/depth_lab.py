@@ -7,7 +7,7 @@ point of the residual stream (after the embedding, then after each block): ‖x�
 ‖∂L/∂x‖ (`stream_grad`), the mean cosine between positions (`similarity`), and per block ‖∂L/∂θ‖
 (`param_grad`); see `model/depth.py`. A `diverged` record says at which step a run stopped being
 finite. Two variants at a time, each with its own keys (1, 2); `r` trains the two live for a short
-run (`live_training.LiveTraining`, as the training screen does), `c` cancels.
+run (`live_training.LiveTrainingScreen`, as the training screen does), `c` cancels.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 from rich.console import Group
 from rich.table import Table
@@ -28,9 +29,9 @@ from textual.widgets import Static
 
 from model import GPT
 from model.weights import SHIPPED_DIR
+from tutor.host import Host
 from tutor.i18n import localize_bindings, pick
-from tutor.screens.experiments.base import ExperimentScreen
-from tutor.screens.experiments.live_training import LiveSettings, LiveTraining
+from tutor.screens.experiments.live_training import LiveSettings, LiveTrainingScreen
 from tutor.screens.experiments.training import (
     SERIES_LOOK,
     TrainingRecord,
@@ -312,7 +313,7 @@ def divide(a: float, b: float) -> float:
     return a / b if b else math.inf
 
 
-class DepthLabScreen(LiveTraining, ExperimentScreen):
+class DepthLabScreen(LiveTrainingScreen):
     NAME = "depth"
     BINDINGS = [
         Binding("1", "next_left", "Left"),
@@ -710,9 +711,9 @@ class DepthLabScreen(LiveTraining, ExperimentScreen):
         self.redraw()
 
     def action_drift(self) -> None:
-        self.app.open_experiment("drift")  # type: ignore[attr-defined]
+        cast(Host, self.app).open_experiment("drift")
 
-    # -- the live run (`LiveTraining`) ----------------------------------------------------------
+    # -- the live run (`LiveTrainingScreen`) ----------------------------------------------------------
 
     def live_changed(self, curves: bool) -> None:
         if curves and self.view_key == "live":

@@ -1,6 +1,6 @@
 """A short live training run of a few shipped recipes at once, shared by the experiment screens that train.
 
-`LiveTraining` is a mixin for a screen: `start_live(settings)` trains `settings.variants` at a
+`LiveTrainingScreen` is the base of a screen that trains: `start_live(settings)` trains `settings.variants` at a
 reduced size with `model.train.run`, side by side, in a background thread (each model in a thread
 of its own), and posts a message per step; the mixin's handlers keep `self.live` (a `LiveCurves`)
 up to date and call the screen's `live_changed` so it can draw the curves as they come.
@@ -27,6 +27,7 @@ from textual.worker import get_current_worker
 from model.corpus import CorpusError, load_corpus
 from model.train import RECIPES, Progress, Recipe, TrainingError, new_state, run
 from tutor.i18n import pick
+from tutor.screens.experiments.base import ExperimentScreen
 
 WORDS: dict[str, tuple[str, str]] = {
     "live_preparing": ("Live: reading the corpus…", "现场训练：正在读取语料…"),
@@ -129,13 +130,12 @@ class LiveEnded(Message):
     records: dict[str, dict[str, object]] = field(default_factory=dict)  # variant → its `diverged` record
 
 
-class LiveTraining:
-    """Mixin for a screen (a Textual `Screen` comes after it among the bases) that trains live."""
+class LiveTrainingScreen(ExperimentScreen):
+    """An experiment screen that trains live: `self.live` is what it knows of the latest run."""
 
     live: LiveCurves | None = None
     _run_counter = 0
     _stop: threading.Event | None = None
-    lang: str
 
     # what the screen draws: override these
 
@@ -150,7 +150,7 @@ class LiveTraining:
     def start_live(self, settings: LiveSettings) -> bool:
         """Begin a run of `settings`; False (and a notice) if one is going."""
         if self.live is not None and not self.live.finished:
-            self.notify(pick(WORDS, "already_running", self.lang), severity="warning")  # type: ignore[attr-defined]
+            self.notify(pick(WORDS, "already_running", self.lang), severity="warning")
             return False
         self._run_counter += 1
         self._stop = threading.Event()
@@ -161,7 +161,7 @@ class LiveTraining:
 
     def cancel_live(self) -> None:
         if self.live is None or self.live.finished or self._stop is None:
-            self.notify(pick(WORDS, "nothing_to_cancel", self.lang))  # type: ignore[attr-defined]
+            self.notify(pick(WORDS, "nothing_to_cancel", self.lang))
             return
         self._stop.set()
 
@@ -214,7 +214,7 @@ class LiveTraining:
 
     def _post(self, message: Message) -> None:
         with contextlib.suppress(RuntimeError):  # the app's loop is gone (quitting): nobody is left to tell
-            self.post_message(message)  # type: ignore[attr-defined]
+            self.post_message(message)
 
     # -- the run's messages, on the app's thread ----------------------------------------------------
 
@@ -244,9 +244,9 @@ class LiveTraining:
         live.finished, live.cancelled = True, message.cancelled
         live.diverged = message.records
         if message.error:
-            self.notify(pick(WORDS, "live_failed", self.lang, error=message.error), severity="error")  # type: ignore[attr-defined]
+            self.notify(pick(WORDS, "live_failed", self.lang, error=message.error), severity="error")
         for line in message.diverged:
-            self.notify(pick(WORDS, "live_diverged", self.lang, what=line), severity="warning")  # type: ignore[attr-defined]
+            self.notify(pick(WORDS, "live_diverged", self.lang, what=line), severity="warning")
         self.show_live_status(self.live_status())
         self.live_changed(curves=True)
 

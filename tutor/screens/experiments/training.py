@@ -22,8 +22,7 @@ from model.train import RECIPES
 from model.weights import SHIPPED_DIR, WeightsError, read_safetensors, shipped_models
 from tutor.i18n import pick
 from tutor.patches.footer_labels import localize_bindings
-from tutor.screens.experiments.base import ExperimentScreen
-from tutor.screens.experiments.live_training import LiveCurves, LiveSettings, LiveTraining
+from tutor.screens.experiments.live_training import LiveCurves, LiveSettings, LiveTrainingScreen
 from tutor.widgets.line_chart import LineChart, Series
 from tutor.widgets.live_static import LiveStatic
 
@@ -194,7 +193,7 @@ def loss_y_range(series: list[Series]) -> tuple[float, float] | None:
     return (min(ys) / 1.05, max(ys) * 1.05)
 
 
-class TrainingScreen(LiveTraining, ExperimentScreen):
+class TrainingScreen(LiveTrainingScreen):
     NAME = "training"
     BINDINGS = [
         Binding("r", "run_live", "Run live"),
@@ -300,7 +299,7 @@ class TrainingScreen(LiveTraining, ExperimentScreen):
     def action_cancel_live(self) -> None:
         self.cancel_live()
 
-    # -- the live run (`LiveTraining`) ----------------------------------------------------------
+    # -- the live run (`LiveTrainingScreen`) ----------------------------------------------------------
 
     def live_changed(self, curves: bool) -> None:
         if curves and self.showing_live:
