@@ -364,20 +364,6 @@ async def test_live_training_draws_as_it_goes_and_cancels(store, quick_live, mon
         assert "cancelled at step" in screen_text(app)
 
 
-async def test_leaving_mid_run_stops_it(store, quick_live, monkeypatch) -> None:
-    monkeypatch.setattr(depth_lab, "LIVE", replace(quick_live, steps=100_000))
-    app = make_app(store)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_lab(pilot)
-        await pilot.press("r")
-        while screen.live.step < 2:
-            await pilot.pause(0.05)
-        await pilot.press("escape")
-        await settle(pilot)  # returns only when the worker has ended
-        assert app.screen is app.main
-        assert screen.live.step < 100_000
-
-
 async def test_live_training_failure_is_a_notice(store, quick_live, monkeypatch) -> None:
     from model.corpus import CorpusError
 

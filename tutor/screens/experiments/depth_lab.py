@@ -391,9 +391,6 @@ class DepthLabScreen(LiveTrainingScreen):
         self.show_live_status(self.idle_text())
         self.redraw()
 
-    def on_unmount(self) -> None:
-        self.stop_live()
-
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < NARROW, "-narrow")
         self.set_class(self.digits, "-digits")

@@ -165,8 +165,9 @@ class LiveTrainingScreen(ExperimentScreen):
             return
         self._stop.set()
 
-    def stop_live(self) -> None:
-        """On unmount: the run's threads see it at their next step and end; the folder goes with them."""
+    def on_unmount(self) -> None:
+        """The screen closes (or the app quits): the run's threads see it at their next step and end; the
+        folder goes with them."""
         if self._stop is not None:
             self._stop.set()
 

@@ -226,9 +226,6 @@ class TrainingScreen(LiveTrainingScreen):
     def on_mount(self) -> None:
         self.redraw()
 
-    def on_unmount(self) -> None:
-        self.stop_live()
-
     # -- the chart ----------------------------------------------------------------------------
 
     def redraw(self) -> None:
