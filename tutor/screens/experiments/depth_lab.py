@@ -30,7 +30,8 @@ from textual.widgets import Static
 from model import GPT
 from model.weights import SHIPPED_DIR
 from tutor.host import Host
-from tutor.i18n import localize_bindings, pick
+from tutor.i18n import pick
+from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.live_training import LiveSettings, LiveTrainingScreen
 from tutor.screens.experiments.training import (
     SERIES_LOOK,

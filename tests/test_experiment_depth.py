@@ -11,10 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_app import make_app, screen_text, settle
+from helpers import make_app, open_experiment, open_from_practice_menu, screen_text, settle
 
 from model.weights import SHIPPED_DIR, read_safetensors
-from tutor.progress import ProgressStore
 from tutor.screens.experiments import depth_lab, live_training
 from tutor.screens.experiments.depth_lab import FAMILY, LOSS_STEPS, DepthLabScreen, figure
 from tutor.screens.experiments.drift import DriftScreen
@@ -22,11 +21,6 @@ from tutor.screens.experiments.training import SERIES_LOOK
 from tutor.widgets.line_chart import LineChart
 
 LAYER_ROW = re.compile(r"^\s*(emb|B\d+|嵌入|块\d+)((?:\s+\S+){4})\s*$")
-
-
-@pytest.fixture
-def store(tmp_path) -> ProgressStore:
-    return ProgressStore(tmp_path / "state" / "progress.json")
 
 
 def stored(name: str) -> dict:
@@ -40,9 +34,7 @@ def depth(name: str) -> dict:
 
 
 async def open_lab(pilot) -> DepthLabScreen:
-    await settle(pilot)
-    pilot.app.open_experiment("depth")
-    await settle(pilot)
+    await open_experiment(pilot, "depth")
     screen = pilot.app.screen
     assert isinstance(screen, DepthLabScreen)
     return screen
@@ -494,12 +486,11 @@ async def test_the_lab_opens_from_the_practice_menu_and_from_a_lesson_link(store
     app = make_app(store, lang=lang)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        hrefs = [href for _, href in app.practice_items()]
         await pilot.press("f10")
         await settle(pilot)
         assert ("The depth lab" if lang == "en" else "深度实验室") in screen_text(app)
-        await pilot.press(*["down"] * hrefs.index("tutor:experiment?name=depth"), "enter")
-        await settle(pilot)
+        await pilot.press("escape")
+        await open_from_practice_menu(pilot, "depth")
         assert isinstance(app.screen, DepthLabScreen)
         assert screen_text(app).startswith(" tutor · " + ("The depth lab" if lang == "en" else "深度实验室"))
         await press(pilot, "escape")
