@@ -163,3 +163,22 @@ async def test_a_one_token_prompt_backwards_says_why_there_is_no_gradient(store)
         await type_prompt(pilot, "猫追")  # one more token: the gradient comes
         assert app.main.trace is not None and app.main.trace.has_grads
         assert "反向" in screen_text(app)
+
+
+async def test_a_lesson_link_opens_the_backward_walk(store) -> None:
+    from tutor.lessons.links import parse_link
+
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        href = "tutor:show?model=noresidual&prompt=猫追狗的一只猫&direction=backward&step=unembed&panel=gradient"
+        await app.main.follow(parse_link(href))
+        await settle(pilot)
+        main = app.main
+        assert main.gpt.name == "noresidual" and main.place.backward
+        assert main.trace is not None and main.trace.has_grads and main.token == 5
+        assert main.trace.steps[main.step_index].name == "unembed"
+        assert main.query_one("#panels").active == "gradient"  # type: ignore[attr-defined]
+        await app.main.follow(parse_link("tutor:show?direction=forward"))
+        await settle(pilot)
+        assert not main.place.backward

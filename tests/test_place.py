@@ -77,6 +77,8 @@ def test_backwards_the_cursor_leaves_the_last_token_which_no_gradient_reaches(pl
     place.turn()
     place.turn()
     assert place.token == 2
+    place.receive(place.gpt.run("猫追狗的一是"), "猫追狗的一是")  # typed on, backwards: the last scored token
+    assert place.token == 4
 
 
 def test_block_keys_forward_go_to_each_blocks_first_step(place: Place) -> None:

@@ -24,6 +24,9 @@ STATES = {
     # backwards from the unembedding: the final LayerNorm, then block 3's residual add with its two paths
     "backward": ["ctrl+u", *"猫追狗的", "shift+up", "ctrl+r", "down", "down"],
     "similarity": ["ctrl+u", *"猫追狗的", "shift+up", "pagedown", "pagedown", *["f6"] * 5],
+    # the depth lab (F10 → The depth lab): as it opens (the loss curves), and its ‖∂L/∂θ‖ per block
+    "depth": ["experiment:depth"],
+    "depth-grad": ["experiment:depth", "v", "v", "v"],
 }
 
 
@@ -37,10 +40,13 @@ def test_snapshot(snap_compare, tmp_path: Path, lang: str, size: tuple[int, int]
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
         keys = STATES[state]
-        if keys and size[0] < 110:  # a new learner's small window shows the lesson: F3 for the panels
-            keys = ["f3", *keys]
+        if keys and size[0] < 110 and not keys[0].startswith("experiment:"):  # a small window shows the lesson:
+            keys = ["f3", *keys]  # F3 for the panels
         for key in keys:
-            await pilot.press(key)
+            if key.startswith("experiment:"):
+                pilot.app.open_experiment(key.removeprefix("experiment:"))
+            else:
+                await pilot.press(key)
             await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 

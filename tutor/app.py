@@ -8,7 +8,7 @@ import gc
 import signal
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.console import RenderableType
 from textual.app import App, SystemCommand
@@ -51,7 +51,7 @@ class TutorCommands(Provider):
     """The command palette: lessons, model variants, steps and blocks."""
 
     def _commands(self) -> Iterator[tuple[str, Any, str]]:
-        app: TutorApp = self.app  # type: ignore[assignment]
+        app = cast(TutorApp, self.app)
         screen = app.main
         zh = app.lang == "zh"
         for n, lesson in enumerate(app.lessons, 1):

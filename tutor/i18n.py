@@ -58,6 +58,10 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "‖∂L/∂x‖, the loss's gradient on the residual stream, token {token}",
         "损失对残差流的梯度 ‖∂L/∂x‖，词元 {token}",
     ),
+    "grad_underflow": (
+        "A 0 at a scored token is float32 running out: the gradient fell below 1.4e-45, its smallest number.",
+        "被打分的词元上出现的 0 是 float32 用到了头：梯度比它能表示的最小数 1.4e-45 还小。",
+    ),
     "grad_needs_two": (
         "A loss needs at least 2 tokens (each position is scored on the next): type one more.",
         "损失至少要 2 个词元（每个位置都拿下一个词元来打分）：再输入一个。",
@@ -65,7 +69,7 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "resid_title": ("‖x‖ of the residual stream, token {token}", "残差流的 ‖x‖，词元 {token}"),
     "largest_grad": ("largest |∂L/∂x| {token}{where}: dim {dims}", "{token}{where} |∂L/∂x| 最大的维度：{dims}"),
     "largest": ("largest |x| {token}{where}: dim {dims}", "{token}{where} |x| 最大的维度：{dims}"),
-    "share": ("({p} of ‖x‖²)", "（占 ‖x‖² 的 {p}）"),
+    "share": ("({p} of {of}²)", "（占 {of}² 的 {p}）"),
     "largest_at": (" at {point}", "在 {point}"),
     "attn_title": (
         "Block {block} · head {head}/{heads} · row = query, column = key",

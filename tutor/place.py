@@ -66,10 +66,10 @@ class Place:
         A cursor on the last token stays on the last token as the prompt grows; a pending step or
         token (from a lesson or a link) is taken now. Returns a pending step the model does not have."""
         old = self.trace
-        was_at_end = old is None or self.token >= len(old.tokens) - 1
+        was_at_end = old is None or self.token >= self._end(len(old.tokens))
         self.trace, self.prompt = trace, prompt
         n = len(trace.tokens)
-        self.token = max(0, n - 1) if was_at_end else min(self.token, max(0, n - 1))
+        self.token = self._end(n) if was_at_end else min(self.token, max(0, n - 1))
         self.step_index = min(self.step_index, len(trace.steps) - 1)
         if self.pending_token is not None:
             self.token = self.pending_token % n if n else 0
@@ -175,8 +175,8 @@ class Place:
         self.direction = FORWARD if self.backward else BACKWARD
         if at_start:
             self.first_step()
-        if self.backward and self.gpt.config.causal and self.n_tokens >= 2 and self.token == self.n_tokens - 1:
-            self.token = self.n_tokens - 2
+        if self.backward and self.token > self._end(self.n_tokens):
+            self.token = self._end(self.n_tokens)
 
     # -- token and head -----------------------------------------------------------------------------
 
@@ -202,11 +202,13 @@ class Place:
     # -- a link's `show` ----------------------------------------------------------------------------
 
     def show(self, params: Mapping[str, str]) -> str | None:
-        """What a `tutor:show?…` link asks of the step, token and head (the model, panel and prompt are the
+        """What a `tutor:show?…` link asks of the direction, step, token and head (the model, panel and prompt are the
         screen's: loading a model and typing a prompt are not moves of the record). A step or token of a
         prompt or model that is still coming waits for its pass. Returns a step the model does not have."""
         coming = "prompt" in params or "model" in params
         missing = None
+        if params.get("direction") in (FORWARD, BACKWARD):
+            self.direction = params["direction"]
         if "step" in params:
             if "prompt" in params or self.trace is None:  # a model switched to has no pass yet either
                 self.pending_step = params["step"]
@@ -217,6 +219,13 @@ class Place:
         if "head" in params and params["head"].isdigit():
             self.set_head(int(params["head"]))
         return missing
+
+    def _end(self, n: int) -> int:
+        """Where a cursor "at the end" of `n` tokens sits: the last token; backwards, the last one with a
+        gradient (see `turn`)."""
+        if self.backward and self.gpt.config.causal and n >= 2:
+            return n - 2
+        return max(0, n - 1)
 
     @property
     def _layers(self) -> int:

@@ -165,12 +165,12 @@ def top_dims(vector: np.ndarray, k: int = 4) -> list[tuple[int, float]]:
     return [(int(i), float(values[i])) for i in order]
 
 
-def top_dims_text(vector: np.ndarray, lang: str = "en", k: int = 4) -> str:
-    """ "447 +31.2 · 138 −9.80 · …  (64% of ‖x‖²)": where a wide vector's size sits."""
+def top_dims_text(vector: np.ndarray, lang: str = "en", k: int = 4, of: str = "‖x‖") -> str:
+    """ "447 +31.2 · 138 −9.80 · …  (64% of ‖x‖²)": where a wide vector's size sits (`of`: the vector's name)."""
 
     values = np.asarray(vector, dtype=np.float64)
     dims = top_dims(values, k)
     total = float(values @ values)
     share = sum(v * v for _, v in dims) / total if total > 0 else 0.0
     parts = " · ".join(f"{i} {fmt(v).strip()}" for i, v in dims)
-    return f"{parts}  " + i18n.t("share", lang, p=f"{share:.0%}")
+    return f"{parts}  " + i18n.t("share", lang, p=f"{share:.0%}", of=of)

@@ -155,7 +155,8 @@ def key_rows(quick: bool) -> list[Row]:
     rows = []
     for size in ((120, 40), (80, 24)):
         ours, floor = tutor_latencies(size, typing, steps), minimal_latencies(size, typing, steps)
-        for kind, words in (("type", "typing a character"), ("step", "step key ↓/↑")):
+        kinds = (("type", "typing a character"), ("step", "step key ↓/↑"), ("back", "backward step key ↓/↑"))
+        for kind, words in kinds:
             p50, p95 = percentile(ours[kind], 0.5), percentile(ours[kind], 0.95)
             ref95 = percentile(floor[kind], 0.95)
             cpu = percentile(ours[kind + "_cpu"], 0.5)

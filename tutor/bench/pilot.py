@@ -61,7 +61,8 @@ class FrameClock:
 
 
 async def _drive(app: App[Any], owner: Callable[[], Any], size: tuple[int, int], typing: str, steps: int) -> dict:
-    latencies: dict[str, list[float]] = {"type": [], "step": [], "type_cpu": [], "step_cpu": []}
+    kinds = ("type", "step", "back")
+    latencies: dict[str, list[float]] = {kind + cpu: [] for kind in kinds for cpu in ("", "_cpu")}
     async with app.run_test(size=size) as pilot:
         await pilot.pause(0.3)
         await app.workers.wait_for_complete()
@@ -74,19 +75,24 @@ async def _drive(app: App[Any], owner: Callable[[], Any], size: tuple[int, int],
             await pilot.press(char)
             latencies["type"].append(await clock.latency(pilot, char, start))
             latencies["type_cpu"].append(time.process_time() - cpu)
-        for key in ["down"] * steps + ["up"] * steps:
-            await pilot.pause(0.02)
-            start, cpu = time.perf_counter(), time.process_time()
-            await pilot.press(key)
-            latencies["step"].append(await clock.latency(pilot, key, start))
-            latencies["step_cpu"].append(time.process_time() - cpu)
+        for kind in ("step", "back"):
+            if kind == "back":  # the pass turned round (its gradients computed first, not timed): ↓ goes back
+                await pilot.press("ctrl+r")
+                await app.workers.wait_for_complete()
+                await pilot.pause(0.1)
+            for key in ["down"] * steps + ["up"] * steps:
+                await pilot.pause(0.02)
+                start, cpu = time.perf_counter(), time.process_time()
+                await pilot.press(key)
+                latencies[kind].append(await clock.latency(pilot, key, start))
+                latencies[kind + "_cpu"].append(time.process_time() - cpu)
     return latencies
 
 
 def tutor_latencies(size: tuple[int, int], typing: str = PROMPT, steps: int = 26) -> dict[str, list[float]]:
-    """Per key kind ("type", "step"), seconds from key to the frame with every visible panel updated;
-    under "type_cpu" and "step_cpu" the process's CPU seconds per key (all threads, the pilot's polling
-    included), which a busy machine stretches less than the wall clock."""
+    """Per key kind ("type", "step", "back": stepping backwards), seconds from key to the frame with every
+    visible panel updated; under "type_cpu", "step_cpu", "back_cpu" the process's CPU seconds per key (all
+    threads, the pilot's polling included), which a busy machine stretches less than the wall clock."""
     import model
     from tutor.app import TutorApp
     from tutor.progress import Progress, ProgressStore

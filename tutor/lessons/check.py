@@ -304,6 +304,8 @@ def _check_links(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[str]:
                 yield from (f"{where}: {message}" for message in _prompt_problems(params["prompt"]))
             if "head" in params and not _index_below(params["head"], facts.n_heads):
                 yield f"{where}: head must be a number from 0 to {facts.n_heads - 1}, got '{params['head']}'"
+            if params.get("direction", "forward") not in ("forward", "backward"):
+                yield f"{where}: direction must be forward or backward, got '{params['direction']}'"
             if "token" in params:
                 n_tokens = len(facts.encode(params.get("prompt", lesson.prompt)))
                 if not _index_below(params["token"], n_tokens):

@@ -20,7 +20,12 @@ of an even guess), `M.val_loss` (the last validation loss), `M.start_loss` (the 
 `M.unigram`, `M.bigram` (the baselines), `M.steps`, for learned positions `M.positions.neighbour_cos`,
 `.cos_8_apart`, `.first_cos`, `.norm[p]`, `.mean_norm`, and `M.depth.init.…` / `M.depth.trained.…`
 (`model/depth.py`'s figures: `loss`, `stream_norm[i]`, `stream_grad[i]`, `similarity[i]`,
-`param_grad[i]`; index −1 is the last).
+`param_grad[i]`; index −1 is the last), and `M.walk.…`: the backward view of the lessons' walk
+prompt `WALK_PROMPT` — `loss`, `cursor_grad[i]` (‖∂L/∂x‖ of the token the backward cursor opens on,
+the last one scored, at stream point i: the embedding, then each block's output), `stream_grad[i]`
+(over all tokens), `similarity[i]` (mean cos between two different positions), and at the j-th
+residual add of the pass (0: block 0's attention add) the cursor token's two paths, `add_identity[j]`,
+`add_through_f[j]`, and their sum `add_sum[j]` (`Trace.residual_paths`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import tomllib
 from functools import cache
 from typing import Any
 
+WALK_PROMPT = "猫追狗的一只猫"  # the prompt of the lessons' walks through the backward view
 CONFIG_MEASURES = ("vocab_size", "d_model", "n_layers", "n_heads", "d_mlp", "n_ctx")
 _PATH_PART = re.compile(r"(?P<key>[A-Za-z_]\w*)(?:\[(?P<index>-?\d+)\])?$")
 _NUMBER = re.compile(r"[-−]?\d+(?:[ \u2009\u202f,]\d{3})*(?:\.\d+)?(?:e[-−+]?\d+)?$")
@@ -58,6 +64,7 @@ def _model_facts(name: str) -> dict[str, Any]:
     facts["uniform"] = math.log(gpt.config.vocab_size)  # the loss of a guess spread evenly over the vocabulary
     if "wpe" in gpt.params:
         facts["positions"] = _learned_positions(gpt.params["wpe"])
+    facts["walk"] = _walk(gpt)
     if info:
         facts |= {
             "val_loss": info["val_loss"][-1][1],
@@ -69,6 +76,32 @@ def _model_facts(name: str) -> dict[str, Any]:
         if "depth" in info:
             facts["depth"] = info["depth"]
     return facts
+
+
+def _walk(gpt: Any) -> dict[str, Any]:
+    """What the backward view shows for `WALK_PROMPT` on `gpt`, at each point of `model.depth.stream_points`."""
+    import numpy as np
+
+    from model.depth import mean_position_similarity, stream_points
+
+    trace = gpt.run(WALK_PROMPT, grads=True)
+    points = stream_points(gpt.config.n_layers)
+    cursor = len(trace.tokens) - 2  # backwards the cursor opens on the last scored token (tutor.place)
+    grads = [trace[p + "_grad"].astype(np.float64) for p in points]
+    adds = [
+        [float(np.linalg.norm(path[cursor].astype(np.float64))) for path in trace.residual_paths(step)]
+        for step in trace.steps
+        if step.kind == "residual"
+    ]
+    return {
+        "add_identity": [identity for identity, _, _ in adds],
+        "add_through_f": [through_f for _, through_f, _ in adds],
+        "add_sum": [total for _, _, total in adds],
+        "loss": trace.loss,
+        "cursor_grad": [float(np.linalg.norm(g[cursor])) for g in grads],
+        "stream_grad": [float(np.linalg.norm(g)) for g in grads],
+        "similarity": [mean_position_similarity(trace[p][None].astype(np.float64)) for p in points],
+    }
 
 
 def _learned_positions(wpe: Any) -> dict[str, Any]:

@@ -232,9 +232,10 @@ class BackwardStep(LiveStatic):
         lines = text_table(columns, rows)
         if step.kind == "norm" and step.name + ".g" in trace.param_grads:
             gamma, beta = trace.param_grads[step.name + ".g"], trace.param_grads[step.name + ".b"]
-            for key, grad in (("gamma", gamma), ("beta", beta)):
+            for key, grad, name in (("gamma", gamma, "‖∂L/∂γ‖"), ("beta", beta, "‖∂L/∂β‖")):
                 norm = grad_text(float(np.linalg.norm(grad.astype(np.float64))))
-                lines.append(Text(pick(WORDS, key, lang, norm=norm, dims=top_dims_text(grad, lang)), style="bold"))
+                dims = top_dims_text(grad, lang, of=name)
+                lines.append(Text(pick(WORDS, key, lang, norm=norm, dims=dims), style="bold"))
             lines.append(Text(pick(WORDS, "gamma_note", lang), style="dim"))
         elif step.kind in ("attention", "mlp"):
             params = sublayer_params(trace, step)

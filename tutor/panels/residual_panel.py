@@ -127,8 +127,12 @@ class ResidualPanel(LiveStatic):
                 lang,
                 token=f"[{token}]",
                 where=t("largest_at", lang, point=point.label(lang)),
-                dims=top_dims_text(trace[point.hook + suffix][view.token], lang),
+                dims=top_dims_text(trace[point.hook + suffix][view.token], lang, of="‖∂L/∂x‖" if self.grads else "‖x‖"),
             ),
             style="dim",
         )
-        self.show_content(Text("\n").join([title, *text_table(columns, rows), largest]), len(points))
+        lines = [title, *text_table(columns, rows), largest]
+        scored = norms[:, : max(0, view.n_tokens - 1)]  # the last token is scored on nothing: its 0 is exact
+        if self.grads and scored.size and (scored == 0).any():
+            lines.append(Text(t("grad_underflow", lang), style="dim"))
+        self.show_content(Text("\n").join(lines), (len(points), len(lines)))

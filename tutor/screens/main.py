@@ -611,7 +611,7 @@ class MainScreen(Screen[None]):
         if link.action == "show":
             if "model" in params:
                 self.switch_model(params["model"], from_lesson=True)
-            missing = self.place.show(params)  # the step, token and head (a step of a prompt still coming waits)
+            missing = self.place.show(params)  # direction, step, token, head (a step of a prompt still coming waits)
             if missing is not None:
                 self.no_such_step(missing)
             elif "step" in params and self.place.pending_step is None:
@@ -620,6 +620,8 @@ class MainScreen(Screen[None]):
                 self.query_one("#panels", PanelSwitcher).active = params["panel"]
             if "prompt" in params:  # last: a quick model's trace comes at once, and takes the step and token above
                 self.set_prompt(params["prompt"])
+            elif self.trace is not None and self.needs_grads() and not self.trace.has_grads:
+                self.run_model(self.prompt, inline=self.passes.quick)  # backwards now: the pass with its gradients
             self.refresh_panels()
         elif link.action == "lesson":
             await self.host.open_lesson(params.get("id"), heading=params.get("heading"))

@@ -20,6 +20,7 @@ SCREENS: dict[str, tuple[str, str]] = {  # name → (module, class)
     "drift": ("tutor.screens.experiments.drift", "DriftScreen"),
     "layernorm-calc": ("tutor.screens.experiments.layernorm_calc", "LayerNormCalcScreen"),
     "training": ("tutor.screens.experiments.training", "TrainingScreen"),
+    "depth": ("tutor.screens.experiments.depth_lab", "DepthLabScreen"),
 }
 TITLES: dict[str, tuple[str, str]] = {  # name → (en, zh)
     "compare": ("Compare two models on one prompt", "同一提示词，对比两个模型"),
@@ -28,6 +29,7 @@ TITLES: dict[str, tuple[str, str]] = {  # name → (en, zh)
     "drift": ("Drift over 30 layers, with and without normalising", "30 层的漂移：有无归一化"),
     "layernorm-calc": ("LayerNorm calculator", "LayerNorm 计算器"),
     "training": ("Training: loss curves of the variants", "训练：各变体的损失曲线"),
+    "depth": ("The depth lab", "深度实验室"),
 }
 assert tuple(SCREENS) == EXPERIMENTS == tuple(TITLES)
 

@@ -9,30 +9,20 @@ folder that is removed when the run ends, is cancelled, or the screen closes.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import tempfile
-import threading
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.widgets import Static
-from textual.worker import get_current_worker
 
 from model import GPT
-from model.corpus import CorpusError, load_corpus
-from model.train import RECIPES, Progress, Recipe, TrainingError, new_state, run
+from model.train import RECIPES
 from model.weights import SHIPPED_DIR, WeightsError, read_safetensors, shipped_models
 from tutor.i18n import pick
 from tutor.patches.footer_labels import localize_bindings
-from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.live_training import LiveCurves, LiveSettings, LiveTrainingScreen
 from tutor.widgets.line_chart import LineChart, Series
 from tutor.widgets.live_static import LiveStatic
 
@@ -61,28 +51,10 @@ WORDS: dict[str, tuple[str, str]] = {
         "Live: r trains tiny and noresidual side by side, {steps} steps of {tokens} tokens.",
         "现场训练：按 r 同时训练 tiny 和 noresidual，{steps} 步，每步 {tokens} 个词元。",
     ),
-    "live_preparing": ("Live: reading the corpus…", "现场训练：正在读取语料…"),
-    "live_running": (
-        "Live: step {step}/{total} {bar} {losses} · {seconds:.0f} s",
-        "现场训练：第 {step}/{total} 步 {bar} {losses} · {seconds:.0f} 秒",
-    ),
-    "live_done": (
-        "Live: done in {seconds:.0f} s. {losses}. Press r to run again.",
-        "现场训练：用时 {seconds:.0f} 秒完成。{losses}。按 r 再训练一次。",
-    ),
-    "live_cancelled": (
-        "Live: cancelled at step {step}. Press r to start again.",
-        "现场训练：在第 {step} 步取消。按 r 重新开始。",
-    ),
-    "live_failed": ("Live run stopped: {error}", "现场训练停止：{error}"),
     "live_title": (
         "Live validation loss, {steps} steps of {tokens} tokens (model checkpoints in a temporary folder)",
         "现场验证损失，{steps} 步，每步 {tokens} 个词元（检查点在临时文件夹中）",
     ),
-    "loss_now": ("{name} {loss:.3f}", "{name} {loss:.3f}"),
-    "live_diverged": ("Diverged — a result, not a fault: {what}", "发散了——这是结果，不是故障：{what}"),
-    "nothing_to_cancel": ("No live run to cancel.", "没有正在进行的现场训练。"),
-    "already_running": ("A live run is already going: c cancels it.", "现场训练已在进行：按 c 取消。"),
     "stored_view": ("Stored", "已存"),
     "live_view": ("Live", "现场"),
 }
@@ -125,6 +97,10 @@ class TrainingRecord:
     steps: int
     tokens_per_step: int
     n_layers: int = 0  # from the checkpoint's config: the families go by depth
+    vocab_size: int = 0
+    recipe: dict[str, object] = field(default_factory=dict)
+    diverged: dict[str, object] | None = None  # where the run stopped being finite (`model.train.run`)
+    depth: object = None  # the per-layer figures at init and trained (`model.train.depth_report`), unchecked
 
 
 def read_training_record(path: Path) -> TrainingRecord | None:
@@ -132,13 +108,18 @@ def read_training_record(path: Path) -> TrainingRecord | None:
     try:
         _, metadata = read_safetensors(path)
         info = json.loads(metadata["training"])
+        config = json.loads(metadata.get("config", "{}"))
         return TrainingRecord(
             name=metadata.get("name", path.stem),
             val_loss=[(int(step), float(loss)) for step, loss in info["val_loss"]],
             baselines={k: float(v) for k, v in info["baselines"].items()},
             steps=int(info["step"]),
             tokens_per_step=int(info["tokens_per_step"]),
-            n_layers=int(json.loads(metadata.get("config", "{}")).get("n_layers", 0)),
+            n_layers=int(config.get("n_layers", 0)),
+            vocab_size=int(config.get("vocab_size", 0)),
+            recipe=dict(info.get("recipe", {})),
+            diverged=dict(info["diverged"]) if info.get("diverged") else None,
+            depth=info.get("depth"),
         )
     except (WeightsError, KeyError, TypeError, ValueError, AttributeError):
         return None
@@ -178,87 +159,41 @@ def families(records: list[TrainingRecord]) -> list[Family]:
     return found
 
 
-@dataclass(frozen=True)
-class LiveSettings:
-    """The live run: the shipped recipes of `variants`, shrunk so that both finish in about a minute."""
+LIVE = LiveSettings(variants=PAIR)
 
-    variants: tuple[str, ...] = PAIR
-    steps: int = 400
-    n_ctx: int = 32
-    batch_size: int = 8
-    warmup_steps: int = 50
-    eval_every: int = 20
-    eval_windows: int = 16
-    seed: int = 0
-    stdlib_text: bool = True  # the lessons alone are too little English to learn much from in 400 steps
 
-    def recipe(self, variant: str) -> Recipe:
-        return replace(
-            RECIPES[variant],
-            steps=self.steps,
-            n_ctx=self.n_ctx,
-            batch_size=self.batch_size,
-            warmup_steps=min(self.warmup_steps, max(1, self.steps - 1)),
-            eval_every=self.eval_every,
-            eval_windows=self.eval_windows,
-            stdlib_text=self.stdlib_text,
+def loss_curve(name: str, points: list[tuple[int, float]]) -> Series:
+    """A model's validation losses, named with the last one."""
+    colour, marker = SERIES_LOOK.get(name, ("#d0d0d0", "?"))
+    label = f"{name} {points[-1][1]:.3f}" if points else name
+    return Series(label, [p[0] for p in points], [p[1] for p in points], colour, marker)
+
+
+def baseline_series(baselines: dict[str, float], x_span: tuple[int, int], lang: str) -> list[Series]:
+    """The unigram and bigram baselines as dashed level lines across `x_span`."""
+    return [
+        Series(
+            f"{pick(WORDS, key, lang)} {baselines[key]:.3f}",
+            x_span,
+            (baselines[key], baselines[key]),
+            *BASELINE_LOOK[key],
+            True,
         )
-
-    @property
-    def tokens_per_step(self) -> int:
-        return self.n_ctx * self.batch_size
-
-
-LIVE = LiveSettings()
+        for key in ("unigram", "bigram")
+        if key in baselines
+    ]
 
 
-@dataclass
-class LiveCurves:
-    """What the screen knows of a live run: its losses so far, per variant."""
-
-    run_id: int
-    settings: LiveSettings
-    baselines: dict[str, float] = field(default_factory=dict)
-    val_loss: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
-    steps_done: dict[str, int] = field(default_factory=dict)
-    started: float = field(default_factory=time.monotonic)
-    finished: bool = False
-    cancelled: bool = False
-
-    @property
-    def step(self) -> int:
-        """Steps done by the slower of the models."""
-        return min(self.steps_done.get(name, 0) for name in self.settings.variants)
+def loss_y_range(series: list[Series]) -> tuple[float, float] | None:
+    """Every loss, the first (about 10 nats, higher for some) and the last, with a little room: on the
+    log axis the start and the small differences near the end both show."""
+    ys = [y for s in series for y in s.ys if y > 0]
+    if not ys:
+        return None
+    return (min(ys) / 1.05, max(ys) * 1.05)
 
 
-@dataclass
-class LiveStarted(Message):
-    """The corpus is read and both models are built; training begins."""
-
-    run_id: int
-    baselines: dict[str, float]
-
-
-@dataclass
-class LiveStep(Message):
-    """One model finished one step (with a validation loss every `eval_every` steps)."""
-
-    run_id: int
-    variant: str
-    progress: Progress
-
-
-@dataclass
-class LiveEnded(Message):
-    """The run finished, was cancelled, or failed with `error`."""
-
-    run_id: int
-    cancelled: bool
-    error: str | None = None
-    diverged: list[str] = field(default_factory=list)  # a line per run whose loss stopped being finite
-
-
-class TrainingScreen(ExperimentScreen):
+class TrainingScreen(LiveTrainingScreen):
     NAME = "training"
     BINDINGS = [
         Binding("r", "run_live", "Run live"),
@@ -279,9 +214,6 @@ class TrainingScreen(ExperimentScreen):
         self.showing_live = False
         self.families = families(self.records)
         self.family = 0  # the lesson's pair first: lesson 7 links here to compare tiny and noresidual
-        self.live: LiveCurves | None = None
-        self._run_counter = 0
-        self._stop = threading.Event()
 
     def words(self, key: str, **values: object) -> str:
         return pick(WORDS, key, self.lang, **values)
@@ -293,9 +225,6 @@ class TrainingScreen(ExperimentScreen):
 
     def on_mount(self) -> None:
         self.redraw()
-
-    def on_unmount(self) -> None:
-        self._stop.set()  # the run's threads see it at their next step and end; the folder goes with them
 
     # -- the chart ----------------------------------------------------------------------------
 
@@ -319,14 +248,14 @@ class TrainingScreen(ExperimentScreen):
         following = self.families[(self.family + 1) % len(self.families)]
         shown = self.words("family_note", family=family.label(self.lang), following=following.label(self.lang))
         note.update(f"{title}\n{shown}")
-        series = [self._curve(r.name, r.val_loss) for r in records]
-        series += self._baselines(first.baselines, (0, first.steps))
+        series = [loss_curve(r.name, r.val_loss) for r in records]
+        series += baseline_series(first.baselines, (0, first.steps), self.lang)
         chart.set_series(
             series,
             x_label=self.words("x_label"),
             y_label=self.words("y_label"),
             x_range=(0, max(r.steps for r in records)),
-            y_range=self._y_range(series),
+            y_range=loss_y_range(series),
             log_y=True,
         )
 
@@ -335,43 +264,16 @@ class TrainingScreen(ExperimentScreen):
         self.query_one("#training-note", Static).update(
             self.words("live_title", steps=settings.steps, tokens=settings.tokens_per_step)
         )
-        series = [self._curve(name, live.val_loss.get(name, [])) for name in settings.variants]
-        series += self._baselines(live.baselines, (0, settings.steps))
+        series = [loss_curve(name, live.val_loss.get(name, [])) for name in settings.variants]
+        series += baseline_series(live.baselines, (0, settings.steps), self.lang)
         self.query_one("#training-chart", LineChart).set_series(
             series,
             x_label=self.words("x_label"),
             y_label=self.words("y_label"),
             x_range=(0, settings.steps),
-            y_range=self._y_range(series),
+            y_range=loss_y_range(series),
             log_y=True,
         )
-
-    def _curve(self, name: str, points: list[tuple[int, float]]) -> Series:
-        colour, marker = SERIES_LOOK.get(name, ("#d0d0d0", "?"))
-        label = f"{name} {points[-1][1]:.3f}" if points else name
-        return Series(label, [p[0] for p in points], [p[1] for p in points], colour, marker)
-
-    def _baselines(self, baselines: dict[str, float], x_span: tuple[int, int]) -> list[Series]:
-        return [
-            Series(
-                f"{self.words(key)} {baselines[key]:.3f}",
-                x_span,
-                (baselines[key], baselines[key]),
-                *BASELINE_LOOK[key],
-                True,
-            )
-            for key in ("unigram", "bigram")
-            if key in baselines
-        ]
-
-    @staticmethod
-    def _y_range(series: list[Series]) -> tuple[float, float] | None:
-        """Every loss, the first (about 10 nats, higher for some) and the last, with a little room: on the
-        log axis the start and the small differences near the end both show."""
-        ys = [y for s in series for y in s.ys if y > 0]
-        if not ys:
-            return None
-        return (min(ys) / 1.05, max(ys) * 1.05)
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -387,119 +289,18 @@ class TrainingScreen(ExperimentScreen):
         self.redraw()
 
     def action_run_live(self) -> None:
-        if self.live is not None and not self.live.finished:
-            self.notify(self.words("already_running"), severity="warning")
-            return
-        self._run_counter += 1
-        self._stop = threading.Event()
-        self.live = LiveCurves(self._run_counter, LIVE)
-        self.showing_live = True
-        self.query_one("#training-status", LiveStatic).show_content(self.words("live_preparing"), "status")
-        self.redraw()
-        self.train_live(self.live.run_id, LIVE, self._stop)
+        if self.start_live(LIVE):
+            self.showing_live = True
+            self.redraw()
 
     def action_cancel_live(self) -> None:
-        if self.live is None or self.live.finished:
-            self.notify(self.words("nothing_to_cancel"))
-            return
-        self._stop.set()
+        self.cancel_live()
 
-    # -- the live run (a thread) ----------------------------------------------------------------
+    # -- the live run (`LiveTrainingScreen`) ----------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="live-training")
-    def train_live(self, run_id: int, settings: LiveSettings, stop: threading.Event) -> None:
-        worker = get_current_worker()
+    def live_changed(self, curves: bool) -> None:
+        if curves and self.showing_live:
+            self.redraw()
 
-        def stopping() -> bool:
-            return stop.is_set() or worker.is_cancelled
-
-        try:
-            corpus = load_corpus(stdlib_text=settings.stdlib_text)
-            with tempfile.TemporaryDirectory(prefix="tutor-live-training-") as folder:
-                states = {name: new_state(corpus, settings.recipe(name), settings.seed) for name in settings.variants}
-                baselines = next(iter(states.values())).baselines
-                self._post(LiveStarted(run_id, baselines))
-                with ThreadPoolExecutor(max_workers=len(states), thread_name_prefix="tutor-live") as pool:
-                    futures = [
-                        pool.submit(
-                            run,
-                            state,
-                            corpus,
-                            Path(folder) / f"{name}.safetensors",
-                            on_step=self._reporter(run_id, name),
-                            should_stop=stopping,
-                        )
-                        for name, state in states.items()
-                    ]
-                    ended = [future.result() for future in futures]
-        except (TrainingError, CorpusError, OSError, ValueError) as error:
-            stop.set()
-            self._post(LiveEnded(run_id, cancelled=True, error=str(error)))
-            return
-        diverged = [f"{state.recipe.name}: {state.divergence_line()}" for state in ended if state.diverged]
-        self._post(LiveEnded(run_id, cancelled=stopping(), diverged=diverged))
-
-    def _reporter(self, run_id: int, variant: str) -> Callable[[Progress], None]:
-        def report(progress: Progress) -> None:
-            self._post(LiveStep(run_id, variant, progress))
-
-        return report
-
-    def _post(self, message: Message) -> None:
-        with contextlib.suppress(RuntimeError):  # the app's loop is gone (quitting): nobody is left to tell
-            self.post_message(message)
-
-    # -- the run's messages, on the app's thread ----------------------------------------------------
-
-    def on_live_started(self, message: LiveStarted) -> None:
-        if self.live is None or message.run_id != self.live.run_id:
-            return
-        self.live.baselines = message.baselines
-        self.live.started = time.monotonic()
-        self._show_status()
-        self.redraw()
-
-    def on_live_step(self, message: LiveStep) -> None:
-        live = self.live
-        if live is None or message.run_id != live.run_id:
-            return  # a message from a run that was replaced
-        progress = message.progress
-        live.steps_done[message.variant] = progress.step
-        if progress.val_loss is not None:
-            live.val_loss.setdefault(message.variant, []).append((progress.step, progress.val_loss))
-            if self.showing_live:
-                self.redraw()
-        self._show_status()
-
-    def on_live_ended(self, message: LiveEnded) -> None:
-        live = self.live
-        if live is None or message.run_id != live.run_id:
-            return
-        live.finished, live.cancelled = True, message.cancelled
-        if message.error:
-            self.notify(self.words("live_failed", error=message.error), severity="error")
-        for line in message.diverged:
-            self.notify(self.words("live_diverged", what=line), severity="warning")
-        self._show_status()
-        self.redraw()
-
-    def _show_status(self) -> None:
-        live = self.live
-        if live is None:
-            return
-        seconds = time.monotonic() - live.started
-        losses = " · ".join(
-            self.words("loss_now", name=name, loss=points[-1][1])
-            for name in live.settings.variants
-            if (points := live.val_loss.get(name))
-        )
-        if live.finished and live.cancelled:
-            text = self.words("live_cancelled", step=live.step)
-        elif live.finished:
-            text = self.words("live_done", seconds=seconds, losses=losses)
-        else:
-            total = live.settings.steps
-            filled = round(20 * live.step / total)
-            bar = "▕" + "█" * filled + "░" * (20 - filled) + "▏"
-            text = self.words("live_running", step=live.step, total=total, bar=bar, losses=losses, seconds=seconds)
+    def show_live_status(self, text: str) -> None:
         self.query_one("#training-status", LiveStatic).show_content(text, "status")
