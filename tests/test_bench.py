@@ -29,7 +29,9 @@ def test_quick_run_prints_one_row_per_figure() -> None:
     )
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "figure" not in line]
-    assert len(rows) == 3 + 3 + 4  # three trace sizes, three backward sizes; typing and stepping at two window sizes
+    # three trace sizes, three backward sizes; typing, stepping and stepping backwards at two window sizes
+    assert len(rows) == 3 + 3 + 6
+    assert sum("backward step key" in row for row in rows) == 2
     assert any("backward trace" in row and "ratio ≤ 3.0" in row for row in rows)
     for row in rows:
         cells = [cell.strip() for cell in row.strip("|").split("|")]

@@ -15,9 +15,11 @@ moves a number fails the check instead of leaving the lesson stale. The toleranc
 of the last digit written (1.638 ± 0.0005; 2.2e-9 ± 0.05e-9) unless the claim gives one.
 
 Measures, for any shipped model M: `M.vocab_size`, `M.d_model`, `M.n_layers`, `M.n_heads`,
-`M.d_mlp`, `M.n_ctx`, `M.parameters` (all of them), `M.uniform` (ln of the vocabulary size: the loss
+`M.d_mlp`, `M.n_ctx`, `M.d_head` (d_model / n_heads), `M.pass_steps` (the steps of one forward pass, as
+the step bar lists them), `M.parameters` (all of them), `M.uniform` (ln of the vocabulary size: the loss
 of an even guess), `M.val_loss` (the last validation loss), `M.start_loss` (the first, at step 0),
-`M.unigram`, `M.bigram` (the baselines), `M.steps`, for learned positions `M.positions.neighbour_cos`,
+`M.unigram`, `M.bigram` (the baselines), `M.steps`, `M.recipe.…` (the training recipe's numbers:
+`learning_rate`, `warmup_steps`, `embedding_std`, `batch_size`, …), for learned positions `M.positions.neighbour_cos`,
 `.cos_8_apart`, `.first_cos`, `.norm[p]`, `.mean_norm`, and `M.depth.init.…` / `M.depth.trained.…`
 (`model/depth.py`'s figures: `loss`, `stream_norm[i]`, `stream_grad[i]`, `similarity[i]`,
 `param_grad[i]`; index −1 is the last), and `M.walk.…`: the backward view of the lessons' walk
@@ -50,6 +52,7 @@ class ClaimError(ValueError):
 @cache
 def _model_facts(name: str) -> dict[str, Any]:
     import model
+    from model.trace import build_steps
     from model.weights import SHIPPED_DIR, WeightsError, read_safetensors
 
     if name not in model.shipped_models():
@@ -60,6 +63,8 @@ def _model_facts(name: str) -> dict[str, Any]:
     except (WeightsError, json.JSONDecodeError):
         info = {}
     facts: dict[str, Any] = {key: getattr(gpt.config, key) for key in CONFIG_MEASURES}
+    facts["d_head"] = gpt.config.d_model // gpt.config.n_heads
+    facts["pass_steps"] = len(build_steps(gpt.config))
     facts["parameters"] = sum(int(p.size) for p in gpt.params.values())
     facts["uniform"] = math.log(gpt.config.vocab_size)  # the loss of a guess spread evenly over the vocabulary
     if "wpe" in gpt.params:
@@ -72,6 +77,11 @@ def _model_facts(name: str) -> dict[str, Any]:
             "unigram": info["baselines"]["unigram"],
             "bigram": info["baselines"]["bigram"],
             "steps": info["step"],
+            "recipe": {
+                key: value
+                for key, value in info.get("recipe", {}).items()
+                if isinstance(value, (int, float)) and not isinstance(value, bool)
+            },
         }
         if "depth" in info:
             facts["depth"] = info["depth"]
