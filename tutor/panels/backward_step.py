@@ -102,6 +102,8 @@ def sublayer_params(trace: Trace, step: Step) -> dict[str, float]:
 
 class BackwardStep(LiveStatic):
     DEFAULT_CSS = "BackwardStep { padding: 0 1; height: auto; }"
+    _height_for: tuple[object, ...] = ()
+    _tallest = 0
 
     def show(self, view: View) -> None:
         trace, lang = view.trace, view.lang
@@ -121,7 +123,20 @@ class BackwardStep(LiveStatic):
         window = token_window(view.n_tokens, view.token)
         if view.n_tokens > len(window):
             lines.append(Text(pick(WORDS, "more", lang, n=view.n_tokens - len(window)), style="dim"))
-        self.show_content(Text("\n").join(lines), (kind, len(lines), view.step_index))
+        self.show_content(*self.steady(Text("\n").join(lines), view))
+
+    def steady(self, text: Text, view: View) -> tuple[Text, int]:
+        """`text` padded to the tallest this panel has been for this prompt, width and language: the chart below
+        keeps its place from step to step (and a key that changes the kind of step costs no new layout)."""
+        width = self.available_width
+        height = len(text.wrap(self.app.console, width)) if width else len(text.split("\n"))
+        key = (width, view.n_tokens, view.lang, view.gpt.name)
+        if key != self._height_for:
+            self._height_for, self._tallest = key, 0
+        self._tallest = max(self._tallest, height)
+        if height < self._tallest:
+            text.append("\n" * (self._tallest - height))
+        return text, self._tallest
 
     # -- the loss, at the top of every step ---------------------------------------------------------
 
