@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from helpers import make_app, screen_text, settle
 
 import model
 from model.depth import mean_position_similarity
-from tests.helpers import make_app, screen_text, settle
 from tutor.panels.similarity_panel import SimilarityPanel, cosine_matrix
 from tutor.view import grad_text, residual_points, visible_piece
 from tutor.widgets.heatmap import HeatmapGrid
