@@ -57,11 +57,6 @@ def _dropping(cls: type, name: str) -> Callable[..., None]:
     return __init__
 
 
-def _source_with_a_new_render_caller(obj: object) -> str:
-    source = _getsource(obj)
-    return source + "\ndef refresh(self):\n    self._render()\n" if obj is textual.widget else source
-
-
 _getsource = inspect.getsource
 C = textual._compositor
 
@@ -140,11 +135,6 @@ BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[], None]
         lambda m: m.setattr(rich.style, "Style", _StyleWithoutMeta),
         canaries.test_rich_style_meta_lessons_markdown_reads,
         "Rich renamed Style._meta: tutor/lessons/markdown.py",
-    ),
-    "a new caller of Widget._render": (
-        lambda m: m.setattr(inspect, "getsource", _source_with_a_new_render_caller),
-        canaries.test_widget_render_callers_lesson_view_shadows,
-        "LessonView._render shadows it",
     ),
     "WorkerManager._workers": (
         lambda m: m.setattr(

@@ -8,11 +8,9 @@ shape is. tutor/patches/README.md says what each patch is for.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import importlib
 import inspect
-import textwrap
 
 import pytest
 import rich._wrap
@@ -201,30 +199,6 @@ def test_rich_style_meta_lessons_markdown_reads() -> None:
     marked, plain = rich.style.Style.from_meta({"heading": "x"}), rich.style.Style()
     assert hasattr(plain, "_meta"), "Rich renamed Style._meta: tutor/lessons/markdown.py reads it to find headings"
     assert marked._meta and not plain._meta, "Style._meta no longer says whether a style has meta: lessons/markdown.py"
-
-
-def test_widget_render_callers_lesson_view_shadows() -> None:
-    """LessonView._render(force) has Widget._render's name; Textual calls that only where LessonView never
-    lets it (auto sizes, text selection, the non-Line-API draw), so a new caller must be looked at."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(textual.widget)))
-    callers = {
-        function.name
-        for function in ast.walk(tree)
-        if isinstance(function, ast.FunctionDef)
-        for node in ast.walk(function)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "_render"
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "self"
-    }
-    assert callers == {"get_content_width", "get_content_height", "get_selection", "_render_content"}, (
-        f"Textual's Widget calls self._render() from {sorted(callers)}: tutor/widgets/lesson_view.LessonView._render "
-        "shadows it (rename it, or check that LessonView never reaches the new caller)"
-    )
-    from tutor.widgets.lesson_view import LessonView
-
-    assert {"get_selection", "render_line"} <= set(vars(LessonView)), "LessonView must keep its own get_selection"
 
 
 def test_worker_manager_workers_the_bench_reads() -> None:

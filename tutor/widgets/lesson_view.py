@@ -90,7 +90,7 @@ class LessonView(QuietScrollView, can_focus=True):
         if lesson is not None:
             self._before += [(f"⚠ {warning}", "lesson-view--warning") for warning in lesson.warnings]
         self._markdown = display_markdown(lesson) if lesson else empty_message
-        self._render(force=True)
+        self._lay_out(force=True)
         self.scroll_home(animate=False)
         self.lesson_id = lesson.id if lesson else None
         self.end_seen = lesson is None
@@ -100,7 +100,7 @@ class LessonView(QuietScrollView, can_focus=True):
         """A new title line (the ✓ of a lesson just done), where the learner is in the lesson."""
         if self._before and self._before[0][1] == "lesson-view--title":
             self._before[0] = (header, "lesson-view--title")
-            self._render(force=True)
+            self._lay_out(force=True)
 
     # -- reading to the end --------------------------------------------------------------------
 
@@ -138,7 +138,7 @@ class LessonView(QuietScrollView, can_focus=True):
     # -- lines ---------------------------------------------------------------------------------
 
     def on_resize(self, event: Resize) -> None:
-        self._render()
+        self._lay_out()
         self.check_end()
 
     def on_mount(self) -> None:
@@ -147,9 +147,10 @@ class LessonView(QuietScrollView, can_focus=True):
 
     def _render_if_restyled(self) -> None:
         if self._styles() != self._rendered_styles:
-            self._render(force=True)
+            self._lay_out(force=True)
 
-    def _render(self, force: bool = False) -> None:
+    def _lay_out(self, force: bool = False) -> None:
+        """The lesson's Markdown made into lines for the width (again only for a new width, or `force`)."""
         width = self.scrollable_content_region.width
         if width <= 0 or (width == self._rendered_width and not force):
             return
