@@ -522,3 +522,37 @@ def test_figure_keeps_three_digits_in_eight_cells() -> None:
     for value, text in cases.items():
         assert figure(value) == text and len(text) <= 8
     assert figure(float("inf")) == "inf" and figure(-0.0506) == "-0.0506"
+
+
+async def test_a_link_opens_the_lab_on_its_pair_and_view(store) -> None:
+    from tutor.lessons.links import parse_link
+
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        href = "tutor:experiment?name=depth&left=deep&right=deep-postnorm&view=param_grad"
+        await app.main.follow(parse_link(href))
+        await settle(pilot)
+        lab = app.screen
+        assert isinstance(lab, DepthLabScreen)
+        assert [r.name for r in lab.pair] == ["deep", "deep-postnorm"] and lab.view_key == "param_grad"
+        trained = depth("deep-postnorm")["trained"]["param_grad"][0]
+        assert figure(trained) in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        await app.main.follow(parse_link("tutor:experiment?name=depth&left=deep&right=deep&view=nothing"))
+        await settle(pilot)
+        lab = app.screen
+        assert isinstance(lab, DepthLabScreen) and lab.left != lab.right and lab.view_key == "loss"
+        notices = " ".join(n.message for n in app._notifications)
+        assert "left=deep, right=deep" in notices and "view=nothing" in notices
+
+
+def test_the_checker_knows_the_labs_options() -> None:
+    from tutor.lessons.check import _depth_lab_problems
+
+    assert not list(_depth_lab_problems({"name": "depth", "left": "deep", "right": "tiny", "view": "family"}))
+    problems = list(_depth_lab_problems({"name": "depth", "left": "deap", "view": "grads"}))
+    assert any("deap" in p for p in problems) and any("grads" in p for p in problems)
+    assert list(_depth_lab_problems({"name": "drift", "view": "loss"})) == ["only the depth lab takes view"]
+    assert list(_depth_lab_problems({"name": "depth", "left": "deep", "right": "deep"}))

@@ -342,14 +342,18 @@ class TutorApp(App[None]):
         ]
         return items
 
-    def open_experiment(self, name: str) -> None:
+    def open_experiment(self, name: str, options: dict[str, str] | None = None) -> None:
+        """Experiment `name`; `options`: what a link asks it to open on (the depth lab's left, right, view)."""
         from tutor.screens.experiments import SCREENS, experiment_screen
 
         if name not in SCREENS:
             self.notify(f"no experiment '{name}' (known: {', '.join(SCREENS)})", severity="warning")
             return
         main = self.main
-        self.push_screen(experiment_screen(name, main.gpt, main.prompt, self.lang))
+        screen = experiment_screen(name, main.gpt, main.prompt, self.lang)
+        if options:
+            screen.take_options(options)
+        self.push_screen(screen)
 
     def open_exercise(self, name: str) -> None:
         from tutor.exercises import EXERCISES

@@ -18,7 +18,7 @@ import numpy as np
 
 from model.train import RECIPES
 from tutor.lessons.claims import check_claims
-from tutor.lessons.links import LessonError, links_in, parse_link
+from tutor.lessons.links import DEPTH_LAB_VIEWS, LessonError, links_in, parse_link
 from tutor.lessons.parse import (
     EXPERIMENTS,
     MODEL_VARIANTS,
@@ -282,6 +282,21 @@ def _check_translations(zh: dict[str, Lesson], en: dict[str, Lesson], root: Path
                 )
 
 
+def _depth_lab_problems(params: dict[str, str]) -> Iterator[str]:
+    """What is wrong with an experiment link's `left`, `right` and `view` (the depth lab's options)."""
+    options = {key: params[key] for key in ("left", "right", "view") if key in params}
+    if options and params.get("name") != "depth":
+        yield f"only the depth lab takes {', '.join(options)}"
+        return
+    for side in ("left", "right"):
+        if side in options and options[side] not in MODEL_VARIANTS:
+            yield _unknown("model variant", options[side], MODEL_VARIANTS)
+    if "view" in options and options["view"] not in DEPTH_LAB_VIEWS:
+        yield _unknown("depth lab view", options["view"], DEPTH_LAB_VIEWS)
+    if "left" in options and options["left"] == options.get("right"):
+        yield "the depth lab's left and right models must differ"
+
+
 def _check_links(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[str]:
     facts = model_facts()
     by_id = {other.id: other for other in siblings.values()}
@@ -319,6 +334,7 @@ def _check_links(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[str]:
         elif link.action == "experiment":
             if params.get("name") not in EXPERIMENTS:
                 yield f"{where}: {_unknown('experiment', params.get('name', ''), EXPERIMENTS)}"
+            yield from (f"{where}: {problem}" for problem in _depth_lab_problems(params))
         elif link.action == "quiz":
             target = by_id.get(params.get("id", lesson.id))
             if target is None:

@@ -15,10 +15,12 @@ SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token", "direction")
 ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "show": SHOW_KEYS,
     "lesson": ("id", "heading"),
-    "experiment": ("name",),
+    "experiment": ("name", "left", "right", "view"),  # the last three: the depth lab's (DEPTH_LAB_VIEWS)
     "exercise": ("name",),
     "quiz": ("id",),
 }
+# what a link may open the depth lab on: its left and right model (shipped variants) and its view
+DEPTH_LAB_VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity", "family")
 _LINK = re.compile(r"\]\(\s*(?:<(?P<angled>tutor:[^>\n]*)>|(?P<href>tutor:[^)\s>]*))\s*\)")
 
 

@@ -626,7 +626,8 @@ class MainScreen(Screen[None]):
         elif link.action == "lesson":
             await self.host.open_lesson(params.get("id"), heading=params.get("heading"))
         elif link.action == "experiment":
-            self.host.open_experiment(params.get("name", ""))
+            options = {key: value for key, value in params.items() if key != "name"}
+            self.host.open_experiment(params.get("name", ""), options)
         elif link.action == "exercise":
             self.host.open_exercise(params.get("name", ""))
         elif link.action == "quiz":

@@ -7,11 +7,13 @@ so the app imports an experiment only when the learner opens it.
 from __future__ import annotations
 
 import importlib
-
-from textual.screen import Screen
+from typing import TYPE_CHECKING
 
 from model import GPT
 from tutor.lessons.parse import EXPERIMENTS
+
+if TYPE_CHECKING:  # base.py imports this module (its titles)
+    from tutor.screens.experiments.base import ExperimentScreen
 
 SCREENS: dict[str, tuple[str, str]] = {  # name → (module, class)
     "compare": ("tutor.screens.experiments.compare", "CompareScreen"),
@@ -39,8 +41,9 @@ def title(name: str, lang: str) -> str:
     return zh if lang == "zh" else en
 
 
-def experiment_screen(name: str, gpt: GPT, prompt: str, lang: str) -> Screen[None]:
+def experiment_screen(name: str, gpt: GPT, prompt: str, lang: str) -> ExperimentScreen:
     """A new screen for experiment `name`, starting from the model and prompt on the main screen."""
     module_name, class_name = SCREENS[name]
     screen_class = getattr(importlib.import_module(module_name), class_name)
-    return screen_class(gpt=gpt, prompt=prompt, lang=lang)
+    screen: ExperimentScreen = screen_class(gpt=gpt, prompt=prompt, lang=lang)
+    return screen

@@ -43,6 +43,11 @@ class ExperimentScreen(Screen[None]):
     def action_back(self) -> None:
         self.dismiss(None)
 
+    def take_options(self, options: dict[str, str]) -> None:
+        """What a link asks the screen to open on (`tutor:experiment?name=…&key=value`); most take none."""
+        if options:
+            self.notify(f"{self.NAME} takes no options ({', '.join(options)})", severity="warning")
+
     def pass_failed(self, error: Exception) -> None:
         """A pass that failed: one line, and the screen goes on (see `tutor.runner`)."""
         self.notify(failure_words(error, self.lang), severity="error", markup=False)

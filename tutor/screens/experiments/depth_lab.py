@@ -31,6 +31,7 @@ from model import GPT
 from model.weights import SHIPPED_DIR
 from tutor.host import Host
 from tutor.i18n import pick
+from tutor.lessons.links import DEPTH_LAB_VIEWS
 from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.live_training import LiveSettings, LiveTrainingScreen
 from tutor.screens.experiments.training import (
@@ -61,7 +62,7 @@ FAMILY = (
     "noresidual",
 )
 PAIR = ("deep", "deep-noresidual")  # the gradient highway, with and without
-VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity", "family")  # and "live" once a run began
+VIEWS = DEPTH_LAB_VIEWS  # and "live" once a run began
 LOG_SPAN = 100.0  # a chart of values that span more than this factor gets a log axis
 LOSS_STEPS = (0, 100, 200, 300, 500, 1000, 1500, 2000, 2500, 3000)  # the loss table's rows, where recorded
 INIT_MARKERS = (".", ":")  # the curves at initialisation (dashed), left and right; trained ones: SERIES_LOOK's
@@ -82,6 +83,10 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
 }
 
 WORDS: dict[str, tuple[str, str]] = {
+    "bad_option": (
+        "The depth lab cannot open on {what}: kept what it showed.",
+        "深度实验室没法按 {what} 打开：保持原来的显示。",
+    ),
     "side_left": ("L (1)", "左（1）"),
     "side_right": ("R (2)", "右（2）"),
     "blocks": ("{n} blocks × {d}", "{n} 块 × {d} 维"),
@@ -353,6 +358,30 @@ class DepthLabScreen(LiveTrainingScreen):
 
     def words(self, key: str, **values: object) -> str:
         return pick(WORDS, key, self.lang, **values)
+
+    def take_options(self, options: dict[str, str]) -> None:
+        """A link's `left`, `right` (model names) and `view` (a name of `DEPTH_LAB_VIEWS`); what the lab cannot
+        show is one notice, and the rest is taken."""
+        names = [r.name for r in self.records]
+        wanted = {side: options[side] for side in ("left", "right") if side in options}
+        missing = [name for name in wanted.values() if name not in names]
+        if missing or len(set(wanted.values())) < len(wanted):
+            self.notify(
+                self.words("bad_option", what=", ".join(f"{k}={v}" for k, v in wanted.items())), severity="warning"
+            )
+        else:
+            left = names.index(wanted["left"]) if "left" in wanted else self.left
+            right = names.index(wanted["right"]) if "right" in wanted else self.right
+            if left != right:
+                self.left, self.right = left, right
+        if "view" in options:
+            if options["view"] in VIEWS:
+                self.view = VIEWS.index(options["view"])
+            else:
+                self.notify(self.words("bad_option", what=f"view={options['view']}"), severity="warning")
+        unknown = sorted(set(options) - {"left", "right", "view"})
+        if unknown:
+            self.notify(self.words("bad_option", what=", ".join(unknown)), severity="warning")
 
     @property
     def usable(self) -> bool:
