@@ -130,6 +130,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "log_scale": (" (log scale)", "（对数刻度）"),
     "x_steps": ("training step →", "训练步数 →"),
     "x_layers": ("block → (−1: after the embedding)", "块 →（−1：嵌入之后）"),
+    "x_blocks": ("block →", "块 →"),
     "uniform": ("uniform ln V", "均匀分布 ln V"),
     "init": ("init", "初始"),
     "trained": ("trained", "训练后"),
@@ -649,9 +650,9 @@ class DepthLabScreen(LiveTrainingScreen):
             y_range = (min(0.0, min(finite, default=0.0)), 1.0)
         chart.set_series(
             series,
-            x_label=self.words("x_layers"),
+            x_label=self.words("x_blocks" if offset == 0 else "x_layers"),
             y_label=y_label,
-            x_range=(-1, depth - 1),
+            x_range=(-offset, depth - 1),  # a block's parameters start at block 0, the stream at the embedding
             y_range=y_range,
             log_y=log_y,
         )
