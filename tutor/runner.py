@@ -19,6 +19,7 @@ from textual.dom import DOMNode
 from textual.worker import get_current_worker
 
 import model
+from tutor.i18n import t
 
 R = TypeVar("R")
 Stop = Callable[[], bool]
@@ -27,8 +28,6 @@ QUICK_PASS = 0.02  # seconds: a pass this quick may run on the keystroke itself,
 
 def failure_words(error: Exception, lang: str) -> str:
     """The one line a learner reads when a pass fails."""
-    from tutor.i18n import t
-
     return t("model_failed", lang, error=f"{type(error).__name__}: {error}")
 
 

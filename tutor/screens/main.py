@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 import model
-from model import GPT, Trace
+from model import GPT, Step, Trace
 from tutor.host import Host
 from tutor.i18n import pick, t
 from tutor.lessons.links import LessonError, Link, labelled_links, parse_link
@@ -128,6 +128,7 @@ class MainScreen(Screen[None]):
         self._drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
         self._drawn: tuple[object, ...] = ()
         self._topbar: Content | None = None
+        self._requested: tuple[str, GPT, bool] | None = None  # the pass on its way: (prompt, model, with gradients)
         # a small window shows the lesson first (a new learner's, or where a returning learner left it): see on_resize
         self.start_on_lesson = False
         self._lesson_from_start = False  # the small window shows the lesson because it started so, not by F3
@@ -279,6 +280,7 @@ class MainScreen(Screen[None]):
     def run_model(self, prompt: str, inline: bool = False) -> None:
         """A pass of `prompt` on the model shown — with its gradients when they are shown."""
         gpt, grads = self.gpt, self.needs_grads()
+        self._requested = (prompt, gpt, grads)
 
         def compute(stop: Stop) -> tuple[str, GPT, Trace]:
             return prompt, gpt, self.run_pass(gpt, prompt, grads, stop)
@@ -296,11 +298,22 @@ class MainScreen(Screen[None]):
                 pass
         return gpt.run(prompt, stop=stop)
 
+    def ensure_grads(self) -> None:
+        """The gradients are to be shown and the pass on screen has none: the pass again, with them — once (a
+        request already on its way is not made twice), and not for a prompt with no token to score."""
+        trace = self.trace
+        if trace is None or trace.has_grads or len(trace.tokens) < 2 or not self.needs_grads():
+            return
+        if self._requested != (self.prompt, self.gpt, True):
+            self.run_model(self.prompt, inline=self.passes.quick)
+
     def pass_failed(self, error: Exception) -> None:
+        self._requested = None
         self.notify(failure_words(error, self.lang), severity="error", markup=False)
 
     def pass_ready(self, result: tuple[str, GPT, Trace]) -> None:
         prompt, gpt, trace = result
+        self._requested = None
         if gpt is not self.gpt or prompt != self.typed_prompt:
             return  # a model or a prompt that is no longer on screen
         missing = self.place.receive(trace, prompt)
@@ -375,8 +388,7 @@ class MainScreen(Screen[None]):
 
     @on(PanelSwitcher.Switched, "#panels")
     def panel_switched(self) -> None:
-        if self.trace is not None and self.needs_grads() and not self.trace.has_grads:
-            self.run_model(self.prompt, inline=self.passes.quick)  # the gradient panel: the pass again, with them
+        self.ensure_grads()  # the gradient panel, forwards: the pass again, with them
         self.refresh_panels()  # a no-op when the key that switched the tab has drawn it already
 
     # -- stepping ------------------------------------------------------------------------------
@@ -388,9 +400,13 @@ class MainScreen(Screen[None]):
         tabs = self.query_one("#panels", PanelSwitcher)
         step = self.trace.steps[self.step_index]
         if tabs.display:  # before the panels are drawn: one layout and one frame for the key
-            tabs.active = "gradient" if self.place.backward else PANEL_FOR_KIND[step.kind]
+            tabs.active = self.panel_for(step)
         self.refresh_panels()
         self.host.remember(step=step.name)
+
+    def panel_for(self, step: Step) -> str:
+        """The panel a step opens: backwards always the gradient's, forwards the one for the step's kind."""
+        return "gradient" if self.place.backward else PANEL_FOR_KIND[step.kind]
 
     def goto_step_index(self, index: int) -> None:
         self.moved(self.place.go(index))
@@ -436,9 +452,8 @@ class MainScreen(Screen[None]):
         self.place.turn()
         tabs = self.query_one("#panels", PanelSwitcher)
         if self.trace is not None and tabs.display:
-            tabs.active = "gradient" if self.place.backward else PANEL_FOR_KIND[self.trace.steps[self.step_index].kind]
-        if self.trace is not None and self.place.backward and not self.trace.has_grads:
-            self.run_model(self.prompt, inline=self.passes.quick)  # the gradients of the pass on screen
+            tabs.active = self.panel_for(self.trace.steps[self.step_index])
+        self.ensure_grads()  # the gradients of the pass on screen
         self.refresh_panels()
 
     def action_head(self, delta: int) -> None:
@@ -620,8 +635,8 @@ class MainScreen(Screen[None]):
                 self.query_one("#panels", PanelSwitcher).active = params["panel"]
             if "prompt" in params:  # last: a quick model's trace comes at once, and takes the step and token above
                 self.set_prompt(params["prompt"])
-            elif self.trace is not None and self.needs_grads() and not self.trace.has_grads:
-                self.run_model(self.prompt, inline=self.passes.quick)  # backwards now: the pass with its gradients
+            else:
+                self.ensure_grads()  # backwards now, or the gradient panel: the pass with its gradients
             self.refresh_panels()
         elif link.action == "lesson":
             await self.host.open_lesson(params.get("id"), heading=params.get("heading"))
