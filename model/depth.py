@@ -31,10 +31,15 @@ def stream_points(n_layers: int) -> list[str]:
     return ["blocks.0.hook_resid_pre"] + [f"blocks.{i}.hook_resid_post" for i in range(n_layers)]
 
 
+def position_cosines(x: np.ndarray) -> np.ndarray:
+    """cos(x_s, x_t) for every pair of positions: `[..., pos, d]` → `[..., pos, pos]`."""
+    unit = x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-30)
+    return unit @ unit.swapaxes(-1, -2)
+
+
 def mean_position_similarity(x: np.ndarray) -> float:
     """Mean cos(x_s, x_t) over pairs of different positions s ≠ t, averaged over windows; `x` is `[batch, pos, d]`."""
-    unit = x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-30)
-    cosines = unit @ unit.swapaxes(-1, -2)  # [batch, pos, pos]
+    cosines = position_cosines(x)  # [batch, pos, pos]
     n = x.shape[-2]
     off_diagonal = cosines.sum(axis=(-1, -2)) - np.trace(cosines, axis1=-2, axis2=-1)
     return float((off_diagonal / (n * (n - 1))).mean())

@@ -6,8 +6,8 @@ import numpy as np
 from helpers import make_app, screen_text, settle
 
 import model
-from model.depth import mean_position_similarity
-from tutor.panels.similarity_panel import SimilarityPanel, cosine_matrix
+from model.depth import mean_position_similarity, position_cosines
+from tutor.panels.similarity_panel import SimilarityPanel
 from tutor.view import grad_text, residual_points, visible_piece
 from tutor.widgets.heatmap import HeatmapGrid
 
@@ -116,7 +116,7 @@ async def test_the_similarity_panel_shows_the_collapse_without_residuals(store) 
         assert f"cos(x_s, x_t) of the stream after B0 mlp: mean over pairs s ≠ t {mean:.2f}" in text
         grid = app.main.query_one(SimilarityPanel).query_one(HeatmapGrid)
         shown = np.array([row.values for row in grid.rows])
-        assert np.allclose(shown, cosine_matrix(x))
+        assert np.allclose(shown, position_cosines(x.astype(np.float64)))
         assert "+1.00" in text
 
 

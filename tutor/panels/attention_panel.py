@@ -3,34 +3,21 @@
 from __future__ import annotations
 
 import numpy as np
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Static
 
 from tutor.i18n import t
 from tutor.view import View, sequential_style, visible_piece
-from tutor.widgets.heatmap import GridRow, HeatmapGrid
+from tutor.widgets.heatmap import GridRow
+from tutor.widgets.titled_heatmap import TitledHeatmap
 
 
-class AttentionPanel(Vertical):
-    DEFAULT_CSS = """
-    AttentionPanel > #attention-title { height: auto; padding: 0 1; }
-    AttentionPanel > HeatmapGrid { height: 1fr; }
-    """
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="attention-title")
-        yield HeatmapGrid(label_width=10)
-
+class AttentionPanel(TitledHeatmap):
     def show(self, view: View) -> None:
         cfg, trace = view.gpt.config, view.trace
         head = view.head % cfg.n_heads
-        title = self.query_one("#attention-title", Static)
         if not view.n_tokens:
-            title.update(t("empty_prompt", view.lang))
-            self.query_one(HeatmapGrid).set_rows([], [])
+            self.show_nothing(t("empty_prompt", view.lang))
             return
-        title.update(
+        self.title.update(
             t("attn_title", view.lang, block=view.block, head=head, heads=cfg.n_heads)
             + ("" if cfg.causal else "  " + t("no_mask", view.lang))
         )
@@ -39,9 +26,7 @@ class AttentionPanel(Vertical):
             pattern = np.where(np.tril(np.ones_like(pattern)) > 0, pattern, np.nan)
         labels = [f"{pos} {visible_piece(piece)}" for pos, piece in enumerate(trace.pieces)]
         rows = [GridRow(label, pattern[q], q == view.token) for q, label in enumerate(labels)]
-        self.query_one(HeatmapGrid).set_rows(
-            rows, labels, scale=1.0, style_for=lambda v, s: sequential_style(v), number=probability
-        )
+        self.grid.set_rows(rows, labels, scale=1.0, style_for=lambda v, s: sequential_style(v), number=probability)
 
 
 def probability(value: float) -> str:

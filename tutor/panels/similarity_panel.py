@@ -6,14 +6,12 @@ without positions gives repeated tokens identical rows."""
 from __future__ import annotations
 
 import numpy as np
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Static
 
-from model.depth import mean_position_similarity
-from tutor.i18n import pick
+from model.depth import mean_position_similarity, position_cosines
+from tutor.i18n import pick, t
 from tutor.view import ResidualPoint, View, diverging_style, residual_points, visible_piece
-from tutor.widgets.heatmap import GridRow, HeatmapGrid
+from tutor.widgets.heatmap import GridRow
+from tutor.widgets.titled_heatmap import TitledHeatmap
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "title": (
@@ -22,7 +20,6 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     ),
     "point": ("after {label}", "在{label}之后"),
     "one_token": ("One token: no pair to compare.", "只有一个词元：没有可比较的一对。"),
-    "empty": ("Type a prompt to see the model at work.", "输入提示词，看看模型如何计算。"),
 }
 
 
@@ -33,28 +30,11 @@ def stream_point_at(view: View) -> ResidualPoint:
     return written[-1] if written else points[0]
 
 
-def cosine_matrix(x: np.ndarray) -> np.ndarray:
-    """cos(x_s, x_t) for every pair of rows of `x` `[pos, d]`."""
-    x = x.astype(np.float64)
-    unit = x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-30)
-    return unit @ unit.T
-
-
-class SimilarityPanel(Vertical):
-    DEFAULT_CSS = """
-    SimilarityPanel > #similarity-title { height: auto; padding: 0 1; }
-    SimilarityPanel > HeatmapGrid { height: 1fr; }
-    """
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="similarity-title")
-        yield HeatmapGrid(label_width=10)
-
+class SimilarityPanel(TitledHeatmap):
     def show(self, view: View) -> None:
-        title, grid = self.query_one("#similarity-title", Static), self.query_one(HeatmapGrid)
+        title, grid = self.title, self.grid
         if not view.n_tokens:
-            title.update(pick(WORDS, "empty", view.lang))
-            grid.set_rows([], [])
+            self.show_nothing(t("empty_prompt", view.lang))
             return
         point = stream_point_at(view)
         x = view.trace[point.hook]
@@ -65,6 +45,6 @@ class SimilarityPanel(Vertical):
             mean = mean_position_similarity(x[None].astype(np.float64))
             title.update(pick(WORDS, "title", view.lang, point=where, mean=mean))
         labels = [f"{pos} {visible_piece(piece)}" for pos, piece in enumerate(view.trace.pieces)]
-        cos = cosine_matrix(x)
+        cos = position_cosines(x.astype(np.float64))
         rows = [GridRow(label, cos[s], s == view.token) for s, label in enumerate(labels)]
         grid.set_rows(rows, labels, scale=1.0, style_for=diverging_style, number=lambda v: f"{v:+.2f}")
