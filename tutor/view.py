@@ -151,6 +151,16 @@ def _sequential(shade: int) -> Style:
 
 _PLAIN, _DIM = Style(), Style(dim=True)
 
+SHADE_GLYPHS = " ░▒▓█"  # light to full: what a cell without digits shows so NO_COLOR still reads
+
+
+def shade_glyph(fraction: float) -> str:
+    """A block glyph for `fraction` in [0, 1] (|value| / scale): a picture drawn without digits keeps its
+    meaning under NO_COLOR, where the background colour is gone. NaN (a masked cell) is a dot."""
+    if not math.isfinite(fraction):
+        return "·"
+    return SHADE_GLYPHS[round(min(1.0, max(0.0, fraction)) * (len(SHADE_GLYPHS) - 1))]
+
 
 def visible_piece(piece: str) -> str:
     """A token as it can be seen: spaces and control characters get visible marks."""
