@@ -96,6 +96,19 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "no_quiz": ("Lesson '{id}' has no quick check.", "课程“{id}”没有小测验。"),
     "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
+    # the attention panel: every head small, the selected one large (issue 18, part 3)
+    "attn_heads": ("All {heads} heads, ▸ = query {q} {piece}", "全部 {heads} 个头，▸ = 查询 {q} {piece}"),
+    "attn_masked": (" · · = masked", "，· = 被掩码遮住"),
+    "attn_window": (" · rows {r0}–{r1}, columns {c0}–{c1} of {n}", "，显示第 {r0}–{r1} 行、第 {c0}–{c1} 列（共 {n}）"),
+    "attn_heads_line": ("Heads: {heads}   F4 / shift+F4 picks one", "注意力头：{heads}   F4 / shift+F4 切换"),
+    "attn_most": (
+        "Head {head}, query {q} {piece}: most weight on key {k} {kpiece}, {p:.2f}",
+        "头 {head}、查询 {q} {piece}：权重最大的是键 {k} {kpiece}，{p:.2f}",
+    ),
+    "attn_entropy": (
+        "entropy {h:.2f} bits ≤ log₂ {n} = {hmax:.2f}: as spread as {eff:.1f} equal keys",
+        "熵 {h:.2f} 比特 ≤ log₂ {n} = {hmax:.2f}：分散程度相当于平分给 {eff:.1f} 个键",
+    ),
 }
 
 EMBED_FORMULAS: dict[str, str] = {  # by the model's positional encoding

@@ -1,32 +1,162 @@
-"""The attention pattern of the current block, one head at a time: rows are queries, columns keys."""
+"""The attention patterns of the current block: every head small, side by side, and the selected head large
+with its digits. Rows are queries, columns keys; the selected query token is marked in every map.
+
+In a causal model a key after its query is masked: drawn as a dim dot, never as a 0. Under the maps, for the
+selected head and query, the key it attends to most and the entropy of its row, both from the pattern itself.
+In a small window (80×24) the big grid stays alone, with a one-line list of the heads.
+"""
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import numpy as np
+from rich.style import Style
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.events import Resize
+from textual.widgets import Static
 
+from model import Trace
 from tutor.i18n import t
-from tutor.view import View, sequential_style, visible_piece
-from tutor.widgets.heatmap import GridRow
-from tutor.widgets.titled_heatmap import TitledHeatmap
+from tutor.view import SHADES, View, sequential_style, shade_glyph, visible_piece
+from tutor.widgets.heatmap import GridRow, HeatmapGrid
+from tutor.widgets.mini_maps import MiniMap, MiniMaps
+
+SMALL_HEIGHT = 16  # a panel lower than this shows the big grid alone (80×24 leaves it about 12 rows)
+READOUT_LINES = 2  # the read-out under the maps: the most-attended key, then the entropy
 
 
-class AttentionPanel(TitledHeatmap):
+class AttentionPanel(Vertical):
+    DEFAULT_CSS = """
+    AttentionPanel > Static { height: auto; padding: 0 1; }
+    AttentionPanel > MiniMaps { padding: 0 1; }
+    AttentionPanel > #attn-heads-line { display: none; }
+    AttentionPanel.-small > MiniMaps { display: none; }
+    AttentionPanel.-small > #attn-heads-line { display: block; }
+    AttentionPanel > HeatmapGrid { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._shown: tuple[object, ...] | None = None  # what is on screen: the same view draws nothing again
+        self._shown_trace: Trace | None = None
+        self._patterns: tuple[Trace, int, np.ndarray] | None = None  # (trace, block, masked patterns)
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="heatmap-title", id="attn-title")
+        yield Static(id="attn-heads-line")
+        yield MiniMaps(id="attn-heads")
+        yield Static(id="attn-readout")
+        yield HeatmapGrid(label_width=10)
+
+    @property
+    def title(self) -> Static:
+        return self.query_one("#attn-title", Static)
+
+    @property
+    def grid(self) -> HeatmapGrid:
+        return self.query_one(HeatmapGrid)
+
+    @property
+    def heads(self) -> MiniMaps:
+        return self.query_one(MiniMaps)
+
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.height < SMALL_HEIGHT, "-small")
+
+    def masked_patterns(self, trace: Trace, block: int) -> np.ndarray:
+        """Every head's pattern of `block` (heads × queries × keys), a masked cell NaN: once per trace and block."""
+        cached = self._patterns
+        if cached is not None and cached[0] is trace and cached[1] == block:
+            return cached[2]
+        pattern = trace[f"blocks.{block}.attn.hook_pattern"].astype(np.float64)
+        if trace.config.causal:  # key > query: masked, a dot, not a zero
+            n = pattern.shape[-1]
+            pattern = np.where(np.tril(np.ones((n, n), dtype=bool)), pattern, np.nan)
+        self._patterns = (trace, block, pattern)
+        return pattern
+
     def show(self, view: View) -> None:
         cfg, trace = view.gpt.config, view.trace
         head = view.head % cfg.n_heads
+        shown = (view.block, head, view.token, view.lang, view.n_tokens)
+        if trace is self._shown_trace and shown == self._shown:
+            return  # a step within the block: the same picture, not drawn again
+        self._shown_trace, self._shown = trace, shown
+        lang = view.lang
+        heads_line = t(
+            "attn_heads_line", lang, heads=" ".join(f"[{h}]" if h == head else str(h) for h in range(cfg.n_heads))
+        )
+        self.query_one("#attn-heads-line", Static).update(heads_line)
         if not view.n_tokens:
-            self.show_nothing(t("empty_prompt", view.lang))
+            self.title.update(t("empty_prompt", lang))
+            self.heads.set_maps([])
+            self.query_one("#attn-readout", Static).update("")
+            self.grid.set_rows([], [])
             return
         self.title.update(
-            t("attn_title", view.lang, block=view.block, head=head, heads=cfg.n_heads)
-            + ("" if cfg.causal else "  " + t("no_mask", view.lang))
+            t("attn_title", lang, block=view.block, head=head, heads=cfg.n_heads)
+            + (t("attn_masked", lang) if cfg.causal else "  " + t("no_mask", lang))
         )
-        pattern = trace[f"blocks.{view.block}.attn.hook_pattern"][head].astype(np.float64)
-        if cfg.causal:  # masked cells show a dot, not a zero
-            pattern = np.where(np.tril(np.ones_like(pattern)) > 0, pattern, np.nan)
-        labels = [f"{pos} {visible_piece(piece)}" for pos, piece in enumerate(trace.pieces)]
-        rows = [GridRow(label, pattern[q], q == view.token) for q, label in enumerate(labels)]
+        patterns = self.masked_patterns(trace, view.block)
+        n, q = view.n_tokens, view.token
+        pieces = [visible_piece(piece) for piece in trace.pieces]
+        caption = t("attn_heads", lang, heads=cfg.n_heads, q=q, piece=pieces[q])
+        scrollbar = 1 if 10 + 6 * n > self.size.width else 0  # the big grid's, when its keys do not all fit
+        self.heads.set_maps(
+            [MiniMap(str(h), patterns[h], h == head) for h in range(cfg.n_heads)],
+            caption=caption,
+            selected_row=q,
+            focus=(q, q),
+            style_for=cell_style,
+            fraction=probability_fraction,
+            glyph=shade_glyph,
+            window_words=lambda rows, cols, n_rows, n_cols: t(
+                "attn_window", lang, r0=rows[0], r1=rows[-1], c0=cols[0], c1=cols[-1], n=n_rows
+            ),
+            reserve=1 + READOUT_LINES + n + 1 + scrollbar,
+        )
+        self.query_one("#attn-readout", Static).update(readout(patterns[head], head, q, pieces, lang))
+        labels = [f"{pos} {piece}" for pos, piece in enumerate(pieces)]
+        rows = [GridRow(label, patterns[head][row], row == q) for row, label in enumerate(labels)]
         self.grid.set_rows(rows, labels, scale=1.0, style_for=lambda v, s: sequential_style(v), number=probability)
+
+
+def attended(pattern: np.ndarray, query: int) -> tuple[int, float, float, int]:
+    """For one head's pattern (NaN where masked) and a query: the key with the most weight (the first of
+    equals), its weight, the row's entropy −Σ p·log₂ p in bits, and how many keys the query may see."""
+    row = pattern[query]
+    seen = np.isfinite(row)
+    p = np.where(seen, row, 0.0)
+    key = int(np.argmax(p))
+    positive = p[p > 0]
+    entropy = float(-(positive * np.log2(positive)).sum())
+    return key, float(p[key]), entropy, int(seen.sum())
+
+
+def readout(pattern: np.ndarray, head: int, query: int, pieces: list[str], lang: str) -> str:
+    """Two lines: where the query looks most, and how spread its weights are."""
+    key, weight, entropy, n_keys = attended(pattern, query)
+    most = t("attn_most", lang, head=head, q=query, piece=pieces[query], k=key, kpiece=pieces[key], p=weight)
+    spread = t("attn_entropy", lang, h=entropy, n=n_keys, hmax=math.log2(n_keys), eff=2.0**entropy)
+    return most + "\n" + spread
+
+
+def probability_fraction(value: float) -> float:
+    return value  # a probability is its own fraction of the scale 0…1
+
+
+@lru_cache(maxsize=64)
+def _cell_style(shade: int) -> Style:
+    colour = sequential_style(shade / SHADES).bgcolor
+    return Style(bgcolor=colour, color="rgb(225,245,225)")
+
+
+def cell_style(value: float) -> Style:
+    """A small map's cell: the sequential colour behind a light shade glyph (brighter and fuller together)."""
+    return _cell_style(round(min(1.0, max(0.0, value)) * SHADES))
 
 
 def probability(value: float) -> str:

@@ -165,7 +165,8 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         label.truncate(self.label_width - 1, pad=True)
         label.append(" ")
         segments = [
-            Segment(seg.text, base + seg.style if seg.style else base) for seg in label.render(self.app.console)
+            Segment(seg.text, label_style + seg.style if seg.style else label_style)
+            for seg in label.render(self.app.console)
         ]
         for value in row.values[first : first + n_cells]:
             value = float(value)
