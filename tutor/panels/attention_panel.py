@@ -9,6 +9,7 @@ In a small window (80×24) the big grid stays alone, with a one-line list of the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -113,9 +114,7 @@ class AttentionPanel(Vertical):
             style_for=cell_style,
             fraction=probability_fraction,
             glyph=shade_glyph,
-            window_words=lambda rows, cols, n_rows, n_cols: t(
-                "attn_window", lang, r0=rows[0], r1=rows[-1], c0=cols[0], c1=cols[-1], n=n_rows
-            ),
+            window_words=window_words(lang),
             reserve=1 + READOUT_LINES + n + 1 + scrollbar,
         )
         self.query_one("#attn-readout", Static).update(readout(patterns[head], head, q, pieces, lang))
@@ -142,6 +141,17 @@ def readout(pattern: np.ndarray, head: int, query: int, pieces: list[str], lang:
     most = t("attn_most", lang, head=head, q=query, piece=pieces[query], k=key, kpiece=pieces[key], p=weight)
     spread = t("attn_entropy", lang, h=entropy, n=n_keys, hmax=math.log2(n_keys), eff=2.0**entropy)
     return most + "\n" + spread
+
+
+@lru_cache(maxsize=4)
+def window_words(lang: str) -> Callable[[range, range, int, int], str]:
+    """The caption's "rows 38–47, columns 36–49 of 64": one function per language, so that the maps drawn
+    before are found again by their content."""
+
+    def words(rows: range, cols: range, n_rows: int, n_cols: int) -> str:
+        return t("attn_window", lang, r0=rows[0], r1=rows[-1], c0=cols[0], c1=cols[-1], n=n_rows)
+
+    return words
 
 
 def probability_fraction(value: float) -> float:
