@@ -193,6 +193,8 @@ async def test_a_long_prompt_keeps_the_selected_query_in_the_window(store) -> No
             _, marked = drawn_maps(panel.heads)
             assert all(rows == {token} for rows in marked.values())
             assert_maps_are_the_pattern(app, 2)
+            header = "".join(seg.text for seg in panel.grid.render_line(0))
+            assert f"{token} {LONG[token]}" in header  # the big grid scrolled sideways to the query's own key
             shown = " ".join(screen_text(app, "#attention").split())
             assert f"rows {layout.rows[0]}–{layout.rows[-1]}, columns {layout.cols[0]}–{layout.cols[-1]} of 60" in shown
         assert app.main.token == 0

@@ -22,7 +22,7 @@ from textual.widgets import Static
 from model import Trace
 from tutor.i18n import t
 from tutor.view import SHADES, View, sequential_style, shade_glyph, visible_piece
-from tutor.widgets.heatmap import GridRow, HeatmapGrid
+from tutor.widgets.heatmap import CELL, GridRow, HeatmapGrid
 from tutor.widgets.mini_maps import MiniMap, MiniMaps
 
 SMALL_HEIGHT = 16  # a panel lower than this shows the big grid alone (80×24 leaves it about 12 rows)
@@ -121,6 +121,17 @@ class AttentionPanel(Vertical):
         labels = [f"{pos} {piece}" for pos, piece in enumerate(pieces)]
         rows = [GridRow(label, patterns[head][row], row == q) for row, label in enumerate(labels)]
         self.grid.set_rows(rows, labels, scale=1.0, style_for=lambda v, s: sequential_style(v), number=probability)
+        self.call_after_refresh(self.keep_key_in_view, q)
+
+    def keep_key_in_view(self, key: int) -> None:
+        """A prompt wider than the grid: scrolled sideways so that the selected query's own key (the diagonal,
+        the last one it may see) is in view; the learner's own scrolling is left alone while it is."""
+        grid = self.grid
+        shown = max(1, grid.whole_cells(grid.scrollable_content_region.width))
+        first = -(-round(grid.scroll_x) // CELL)
+        if first <= key < first + shown:
+            return
+        grid.scroll_to(x=max(0, key - shown + 1) * CELL, animate=False, force=True)
 
 
 def attended(pattern: np.ndarray, query: int) -> tuple[int, float, float, int]:

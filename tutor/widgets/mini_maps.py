@@ -31,7 +31,8 @@ MARK, MASKED = "▸", "·"
 
 @dataclass(frozen=True)
 class MiniMap:
-    """One grid: its title and its values (rows × columns; NaN is a masked cell). `selected`: title lit."""
+    """One grid: its title and its values (rows × columns; NaN is a masked cell). `selected`: its title lit
+    and in brackets."""
 
     title: str
     values: np.ndarray
@@ -196,7 +197,7 @@ class MiniMaps(Widget):
         if not self.maps or not self.maps[0].values.size:
             return None
         n_rows, n_cols = self.maps[0].values.shape
-        title_width = max(cell_len(m.title) for m in self.maps)
+        title_width = max(cell_len(m.title) + 2 * m.selected for m in self.maps)
         return map_layout(len(self.maps), n_rows, n_cols, width, height, self.focus_cell, title_width)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
@@ -241,7 +242,8 @@ class MiniMaps(Widget):
         return Strip(segments).crop(0, width).extend_cell_length(width, base)
 
     def _title(self, m: MiniMap, slot: int, base: Style) -> Segment:
-        text = m.title if cell_len(m.title) <= slot else set_cell_size(m.title, slot)
+        title = f"[{m.title}]" if m.selected else m.title  # brackets too: under NO_COLOR reverse may be all there is
+        text = title if cell_len(title) <= slot else set_cell_size(title, slot)
         left = (slot - cell_len(text)) // 2
         text = " " * left + text + " " * (slot - left - cell_len(text))
         return Segment(text, base + Style(bold=True, reverse=True) if m.selected else base + Style(dim=True))
