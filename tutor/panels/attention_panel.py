@@ -13,9 +13,11 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
+from rich.cells import cell_len
 from rich.style import Style
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
 from textual.events import Resize
 from textual.widgets import Static
 
@@ -44,6 +46,8 @@ class AttentionPanel(Vertical):
         self._shown: tuple[object, ...] | None = None  # what is on screen: the same view draws nothing again
         self._shown_trace: Trace | None = None
         self._patterns: tuple[Trace, int, np.ndarray] | None = None  # (trace, block, masked patterns)
+        self._said: dict[str, str] = {}
+        self._said_lines: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(classes="heatmap-title", id="attn-title")
@@ -66,6 +70,18 @@ class AttentionPanel(Vertical):
 
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.height < SMALL_HEIGHT, "-small")
+
+    def say(self, selector: str, text: str) -> None:
+        """A line of words, changed only if it changed, and laid out again only if its height changes (a new
+        layout of the screen on every token key would cost more than the pictures)."""
+        static = self.query_one(selector, Static)
+        old = self._said.get(selector)
+        if old == text:
+            return
+        width = max(1, static.content_region.width or self.size.width - 2)
+        lines = sum(max(1, -(-cell_len(line) // width)) for line in text.split("\n"))
+        static.update(Content(text), layout=old is None or lines != self._said_lines.get(selector))
+        self._said[selector], self._said_lines[selector] = text, lines
 
     def masked_patterns(self, trace: Trace, block: int) -> np.ndarray:
         """Every head's pattern of `block` (heads × queries × keys), a masked cell NaN: once per trace and block."""
@@ -90,16 +106,17 @@ class AttentionPanel(Vertical):
         heads_line = t(
             "attn_heads_line", lang, heads=" ".join(f"[{h}]" if h == head else str(h) for h in range(cfg.n_heads))
         )
-        self.query_one("#attn-heads-line", Static).update(heads_line)
+        self.say("#attn-heads-line", heads_line)
         if not view.n_tokens:
-            self.title.update(t("empty_prompt", lang))
+            self.say("#attn-title", t("empty_prompt", lang))
             self.heads.set_maps([])
-            self.query_one("#attn-readout", Static).update("")
+            self.say("#attn-readout", "")
             self.grid.set_rows([], [])
             return
-        self.title.update(
+        self.say(
+            "#attn-title",
             t("attn_title", lang, block=view.block, head=head, heads=cfg.n_heads)
-            + (t("attn_masked", lang) if cfg.causal else "  " + t("no_mask", lang))
+            + (t("attn_masked", lang) if cfg.causal else "  " + t("no_mask", lang)),
         )
         patterns = self.masked_patterns(trace, view.block)
         n, q = view.n_tokens, view.token
@@ -117,7 +134,7 @@ class AttentionPanel(Vertical):
             window_words=window_words(lang),
             reserve=1 + READOUT_LINES + n + 1 + scrollbar,
         )
-        self.query_one("#attn-readout", Static).update(readout(patterns[head], head, q, pieces, lang))
+        self.say("#attn-readout", readout(patterns[head], head, q, pieces, lang))
         labels = [f"{pos} {piece}" for pos, piece in enumerate(pieces)]
         rows = [GridRow(label, patterns[head][row], row == q) for row, label in enumerate(labels)]
         self.grid.set_rows(rows, labels, scale=1.0, style_for=lambda v, s: sequential_style(v), number=probability)
@@ -125,13 +142,14 @@ class AttentionPanel(Vertical):
 
     def keep_key_in_view(self, key: int) -> None:
         """A prompt wider than the grid: scrolled sideways so that the selected query's own key (the diagonal,
-        the last one it may see) is in view; the learner's own scrolling is left alone while it is."""
+        the last one it may see) is in view, in the middle, so that the next keys need no scroll (each scroll
+        draws every row again); the learner's own scrolling is left alone while the key is in view."""
         grid = self.grid
         shown = max(1, grid.whole_cells(grid.scrollable_content_region.width))
         first = -(-round(grid.scroll_x) // CELL)
         if first <= key < first + shown:
             return
-        grid.scroll_to(x=max(0, key - shown + 1) * CELL, animate=False, force=True)
+        grid.scroll_to(x=max(0, key - shown // 2) * CELL, animate=False, force=True)  # mid-view: a page per jump
 
 
 def attended(pattern: np.ndarray, query: int) -> tuple[int, float, float, int]:

@@ -98,10 +98,11 @@ def map_layout(
 
 
 def _digest(maps: Sequence[MiniMap]) -> bytes:
+    """The maps' values, all of them, in 16 bytes: what their cells look like depends on nothing else."""
     hasher = hashlib.blake2b(digest_size=16)
     for m in maps:
         values = np.ascontiguousarray(m.values, dtype=np.float64)
-        hasher.update(f"{m.title}\0{m.selected}\0{values.shape}\0".encode())
+        hasher.update(f"{values.shape}".encode())
         hasher.update(values.tobytes())
     return hasher.digest()
 
@@ -128,6 +129,12 @@ class MiniMaps(Widget):
         self._lines: dict[tuple[int, int, int], Strip] = {}
         # strips of the last few contents, by content: back to a token shown before, nothing is drawn again
         self._drawn: OrderedDict[tuple[object, ...], dict[tuple[int, int, int], Strip]] = OrderedDict()
+        # a map row's cells (all its columns) by (map, row, cell width, line in the cell), while the values stay:
+        # the next token moves the window and the marker, not the cells
+        self._values: bytes = b""
+        self._row_cells: dict[tuple[int, int, int, int], list[Segment]] = {}
+        self._layouts: dict[tuple[int, int], MapLayout | None] = {}
+        self._base: Style | None = None
 
     def set_maps(
         self,
@@ -148,8 +155,11 @@ class MiniMaps(Widget):
         `window_words(rows, cols, n_rows, n_cols)`: appended to the caption when only a window is shown.
         The maps take the room their parent has left after `reserve` rows for the widgets beside them, and at
         least `share` of it. False when nothing changed (then nothing is drawn again)."""
+        values = _digest(maps)
+        style_for, fraction, glyph = style_for or self.style_for, fraction or self.fraction, glyph or self.glyph
         key = (
-            _digest(maps),
+            values,
+            tuple((m.title, m.selected) for m in maps),
             caption,
             selected_row,
             focus,
@@ -167,14 +177,15 @@ class MiniMaps(Widget):
             self.share,
             [m.values.shape for m in self.maps],
         )
-        self._key = key
+        if (values, style_for, fraction, glyph) != (self._values, self.style_for, self.fraction, self.glyph):
+            self._row_cells.clear()
+        self._key, self._values = key, values
         self.maps, self.caption, self.selected_row = list(maps), caption, selected_row
         self.focus_cell = focus if focus is not None else (selected_row or 0, selected_row or 0)
-        self.style_for = style_for or self.style_for
-        self.fraction = fraction or self.fraction
-        self.glyph = glyph or self.glyph
+        self.style_for, self.fraction, self.glyph = style_for, fraction, glyph
         self.window_words = window_words
         self.reserve, self.share = reserve, share
+        self._layouts.clear()
         drawn = self._drawn.pop(key, None)
         self._lines = drawn if drawn is not None else {}
         self._drawn[key] = self._lines
@@ -185,20 +196,33 @@ class MiniMaps(Widget):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._base = None
         self._lines.clear()
+        self._row_cells.clear()
         self._drawn.clear()
         self._drawn[self._key] = self._lines
+
+    @property
+    def base(self) -> Style:
+        """The widget's own style (looked up once: Textual computes it from every ancestor)."""
+        if self._base is None:
+            self._base = self.rich_style
+        return self._base
 
     def room(self, height: int) -> int:
         """The rows the maps may take of their parent's `height`."""
         return max(height - self.reserve, int(height * self.share))
 
     def layout_for(self, width: int, height: int) -> MapLayout | None:
-        if not self.maps or not self.maps[0].values.size:
-            return None
-        n_rows, n_cols = self.maps[0].values.shape
-        title_width = max(cell_len(m.title) + 2 * m.selected for m in self.maps)
-        return map_layout(len(self.maps), n_rows, n_cols, width, height, self.focus_cell, title_width)
+        if (width, height) in self._layouts:
+            return self._layouts[width, height]
+        layout = None
+        if self.maps and self.maps[0].values.size:
+            n_rows, n_cols = self.maps[0].values.shape
+            title_width = max(cell_len(m.title) + 2 * m.selected for m in self.maps)
+            layout = map_layout(len(self.maps), n_rows, n_cols, width, height, self.focus_cell, title_width)
+        self._layouts[width, height] = layout
+        return layout
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         layout = self.layout_for(width, self.room(container.height))
@@ -217,7 +241,7 @@ class MiniMaps(Widget):
         return strip
 
     def _draw_line(self, y: int, width: int, height: int) -> Strip:
-        base = self.rich_style
+        base = self.base
         layout = self.layout_for(width, height)
         if layout is None or y >= layout.height:
             return Strip.blank(width, base)
@@ -228,18 +252,23 @@ class MiniMaps(Widget):
                 text += self.window_words(layout.rows, layout.cols, n_rows, n_cols)
             return Strip([Segment(text, base)]).crop(0, width).extend_cell_length(width, base)
         band, line = divmod(y - 1, layout.band_height)
-        maps = self.maps[band * layout.per_band : (band + 1) * layout.per_band]
+        first = band * layout.per_band
+        maps = range(first, min(len(self.maps), first + layout.per_band))
         segments: list[Segment] = []
-        for i, m in enumerate(maps):
-            if i:
-                segments.append(Segment(" " * GAP, base))
+        gap = Segment(" " * GAP, base)
+        for i in maps:
+            if i > first:
+                segments.append(gap)
             if line == 0:
-                segments.append(self._title(m, layout.slot, base))
+                segments.append(self._title(self.maps[i], layout.slot, base))
             else:
-                segments.extend(
-                    self._cells(m, layout, (line - 1) // layout.cell_height, (line - 1) % layout.cell_height)
-                )
-        return Strip(segments).crop(0, width).extend_cell_length(width, base)
+                index, sub = divmod(line - 1, layout.cell_height)
+                segments.extend(self._cells(i, layout, layout.rows.start + index, sub, base))
+        used = len(maps) * layout.slot + (len(maps) - 1) * GAP
+        if used > width:
+            return Strip(segments).crop(0, width).extend_cell_length(width, base)
+        segments.append(Segment(" " * (width - used), base))
+        return Strip(segments, width)
 
     def _title(self, m: MiniMap, slot: int, base: Style) -> Segment:
         title = f"[{m.title}]" if m.selected else m.title  # brackets too: under NO_COLOR reverse may be all there is
@@ -248,22 +277,30 @@ class MiniMaps(Widget):
         text = " " * left + text + " " * (slot - left - cell_len(text))
         return Segment(text, base + Style(bold=True, reverse=True) if m.selected else base + Style(dim=True))
 
-    def _cells(self, m: MiniMap, layout: MapLayout, index: int, sub: int) -> list[Segment]:
-        row = layout.rows.start + index
-        plain = self.rich_style
+    def _cells(self, index: int, layout: MapLayout, row: int, sub: int, base: Style) -> list[Segment]:
+        """One line of map `index` at `row`: the marker column, the cells in the window, padding to the slot."""
         marked = row == self.selected_row and sub == 0
-        segments = [Segment(MARK, plain + Style(bold=True)) if marked else Segment(" ", plain)]
-        values = m.values[row]
-        for col in layout.cols:
-            value = float(values[col])
-            if math.isfinite(value):
-                segments.append(
-                    Segment(self.glyph(self.fraction(value)) * layout.cell_width, plain + self.style_for(value))
-                )
-            else:
-                masked = (MASKED if sub == 0 else " ").center(layout.cell_width)
-                segments.append(Segment(masked, plain + Style(dim=True)))
+        segments = [Segment(MARK, base + Style(bold=True)) if marked else Segment(" ", base)]
+        segments += self._row(index, row, layout.cell_width, sub, base)[layout.cols.start : layout.cols.stop]
         used = 1 + len(layout.cols) * layout.cell_width
         if used < layout.slot:
-            segments.append(Segment(" " * (layout.slot - used), plain))
+            segments.append(Segment(" " * (layout.slot - used), base))
         return segments
+
+    def _row(self, index: int, row: int, cell_width: int, sub: int, base: Style) -> list[Segment]:
+        """Every cell of one map row, one segment each (cached while the values stay)."""
+        key = (index, row, cell_width, sub)
+        cells = self._row_cells.get(key)
+        if cells is None:
+            masked = Segment((MASKED if sub == 0 else " ").center(cell_width), base + Style(dim=True))
+            cells = []
+            for value in self.maps[index].values[row].tolist():
+                if math.isfinite(value):
+                    style = base + self.style_for(value)
+                    cells.append(Segment(self.glyph(self.fraction(value)) * cell_width, style))
+                else:
+                    cells.append(masked)
+            if len(self._row_cells) > 20000:
+                self._row_cells.clear()
+            self._row_cells[key] = cells
+        return cells
