@@ -24,6 +24,16 @@ STATES = {
     # backwards from the unembedding: the final LayerNorm, then block 3's residual add with its two paths
     "backward": ["ctrl+u", *"猫追狗的", "shift+up", "ctrl+r", "down", "down"],
     "similarity": ["ctrl+u", *"猫追狗的", "shift+up", "pagedown", "pagedown", *["f6"] * 5],
+    # every head of block 1 small, head 1 large with its digits, query 3 marked; a 40-token prompt windows the maps
+    "attention": ["ctrl+u", *"猫追狗的", "shift+up", "pagedown", "pagedown", "down", "f4"],
+    "attention-long": [
+        "ctrl+u",
+        *"猫追狗的一是在不了有和这中大为上个我以要他时来用们生到作地于出就分对成会可猫追狗的一是",
+        "shift+up",
+        "pagedown",
+        "down",
+        *["alt+left"] * 12,
+    ],
     # the depth lab (F10 → The depth lab): as it opens (the loss curves), and its ‖∂L/∂θ‖ per block
     "depth": ["experiment:depth"],
     "depth-grad": ["experiment:depth", "v", "v", "v"],
