@@ -23,7 +23,7 @@ from textual.widgets import Static
 
 from model import Trace
 from tutor.i18n import t
-from tutor.view import SHADES, View, sequential_style, shade_glyph, visible_piece
+from tutor.view import SHADES, View, probability_style, sequential_style, shade_glyph, visible_piece
 from tutor.widgets.heatmap import CELL, GridRow, HeatmapGrid
 from tutor.widgets.mini_maps import MiniMap, MiniMaps
 
@@ -132,12 +132,12 @@ class AttentionPanel(Vertical):
             fraction=probability_fraction,
             glyph=shade_glyph,
             window_words=window_words(lang),
-            reserve=1 + READOUT_LINES + n + 1 + scrollbar,
+            reserve=1 + READOUT_LINES + n + 2 + scrollbar,  # title, read-out, the grid: header, rows, legend
         )
         self.say("#attn-readout", readout(patterns[head], head, q, pieces, lang))
         labels = [f"{pos} {piece}" for pos, piece in enumerate(pieces)]
         rows = [GridRow(label, patterns[head][row], row == q) for row, label in enumerate(labels)]
-        self.grid.set_rows(rows, labels, scale=1.0, style_for=lambda v, s: sequential_style(v), number=probability)
+        self.grid.set_rows(rows, labels, scale=1.0, style_for=probability_style, number=probability)
         self.call_after_refresh(self.keep_key_in_view, q)
 
     def keep_key_in_view(self, key: int) -> None:
