@@ -198,6 +198,20 @@ async def test_a_long_prompt_keeps_the_selected_query_in_the_window(store) -> No
             shown = " ".join(screen_text(app, "#attention").split())
             assert f"rows {layout.rows[0]}–{layout.rows[-1]}, columns {layout.cols[0]}–{layout.cols[-1]} of 60" in shown
         assert app.main.token == 0
+        stayed = 0  # moves that kept a window a centred one would have moved
+        for _ in range(30):
+            before = panel.heads.current_layout()
+            await pilot.press("alt+right")
+            await pilot.pause()
+            token, after = app.main.token, panel.heads.current_layout()
+            if token in before.rows and token in before.cols:  # still inside: the window stays, the marker moves
+                assert (after.rows, after.cols) == (before.rows, before.cols)
+                stayed += after.rows != window(len(after.rows), len(LONG), token)
+            else:  # it left: centred on the token again
+                assert after.rows == window(len(after.rows), len(LONG), token)
+            _, marked = drawn_maps(panel.heads)
+            assert all(rows == {token} for rows in marked.values())
+        assert stayed
 
 
 async def test_twelve_heads_wrap_or_shrink_and_each_is_its_own_pattern(store, make_gpt) -> None:

@@ -3,8 +3,9 @@
 One cell per value, no digits: a shade glyph (light to full) on the cell's colour, so that the picture
 reads under NO_COLOR too; a masked value (NaN) is a dim dot, never a blank or a zero. The maps wrap to
 several bands when they do not fit the width, and their cells shrink (4×2, 2×1, 1×1 terminal cells) when
-they do not fit the room. In a big grid a window of rows and columns is shown, kept around a focus cell,
-and the selected row is marked ▸ in every map. The widget knows nothing of attention: the caller hands it
+they do not fit the room. In a big grid a window of rows and columns is shown that holds a focus cell (it
+stays put while the focus moves inside it, and centres on the focus when it leaves), and the selected row
+is marked ▸ in every map. The widget knows nothing of attention: the caller hands it
 the grids, their titles and how to colour a value.
 """
 
@@ -14,7 +15,7 @@ import hashlib
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from rich.cells import cell_len, set_cell_size
@@ -126,14 +127,15 @@ class MiniMaps(Widget):
         self.window_words: Callable[[range, range, int, int], str] | None = None
         self.reserve, self.share = 0, 0.5
         self._key: tuple[object, ...] = ()
-        self._lines: dict[tuple[int, int, int], Strip] = {}
+        self._lines: dict[tuple[int, ...], Strip] = {}
         # strips of the last few contents, by content: back to a token shown before, nothing is drawn again
-        self._drawn: OrderedDict[tuple[object, ...], dict[tuple[int, int, int], Strip]] = OrderedDict()
+        self._drawn: OrderedDict[tuple[object, ...], dict[tuple[int, ...], Strip]] = OrderedDict()
         # a map row's cells (all its columns) by (map, row, cell width, line in the cell), while the values stay:
         # the next token moves the window and the marker, not the cells
         self._values: bytes = b""
         self._row_cells: dict[tuple[int, int, int, int], list[Segment]] = {}
         self._layouts: dict[tuple[int, int], MapLayout | None] = {}
+        self._windows: dict[tuple[int, int, int, int], tuple[range, range]] = {}  # by size and shape: see _stick
         self._base: Style | None = None
 
     def set_maps(
@@ -221,7 +223,23 @@ class MiniMaps(Widget):
             n_rows, n_cols = self.maps[0].values.shape
             title_width = max(cell_len(m.title) + 2 * m.selected for m in self.maps)
             layout = map_layout(len(self.maps), n_rows, n_cols, width, height, self.focus_cell, title_width)
+            layout = self._stick(layout, (width, height, n_rows, n_cols))
         self._layouts[width, height] = layout
+        return layout
+
+    def _stick(self, layout: MapLayout | None, size: tuple[int, int, int, int]) -> MapLayout | None:
+        """The window where it was while the focus is still in it (the next token then moves the marker only:
+        a few cells to send down the line, not every map); when the focus leaves, centred on it again."""
+        if layout is None:
+            return None
+        before = self._windows.get(size)
+        if before is not None:
+            rows, cols = before
+            focus_row, focus_col = self.focus_cell
+            same_size = (len(rows), len(cols)) == (len(layout.rows), len(layout.cols))
+            if same_size and focus_row in rows and focus_col in cols:
+                layout = replace(layout, rows=rows, cols=cols)
+        self._windows[size] = (layout.rows, layout.cols)
         return layout
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
@@ -234,7 +252,8 @@ class MiniMaps(Widget):
 
     def render_line(self, y: int) -> Strip:
         width, height = self.size
-        key = (y, width, height)
+        layout = self.layout_for(width, height)
+        key = (y, width, height, *((layout.rows.start, layout.cols.start) if layout else ()))
         strip = self._lines.get(key)
         if strip is None:
             strip = self._lines[key] = self._draw_line(y, width, height)
