@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 from helpers import make_app, screen_text, settle
 from rich.segment import Segment
+from rich.style import Style
+from textual.app import App, ComposeResult
 from textual.strip import Strip
 
 from model import GPT
 from tutor.panels.attention_panel import AttentionPanel, attended, cell_style
 from tutor.view import shade_glyph
-from tutor.widgets.mini_maps import GAP, MARK, MASKED, MiniMaps, map_layout, window
+from tutor.widgets.mini_maps import GAP, MARK, MASKED, MiniMap, MiniMaps, map_layout, window
 
 PROMPT = "猫追狗的一是"
 LONG = ("猫追狗的一是在不了有和这中大为上个我以要他时来用们生到作地于出就分对成会可" * 2)[
@@ -291,3 +293,62 @@ async def test_chinese_words_and_a_step_in_the_block_draws_nothing_again(store) 
             reserve=panel.heads.reserve,
             share=panel.heads.share,
         )
+
+
+async def test_one_token_and_an_empty_prompt(store) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", "猫")
+        await settle(pilot)
+        app.main.goto_step_name("blocks.0.attn")
+        await pilot.pause()
+        assert_maps_are_the_pattern(app, 0)
+        text = " ".join(screen_text(app, "#attention").split())
+        assert "most weight on key 0 猫, 1.00" in text and "entropy 0.00 bits ≤ log₂ 1 = 0.00" in text
+        await pilot.press("ctrl+u")
+        await settle(pilot)
+        panel = app.main.query_one("#attention", AttentionPanel)
+        assert panel.heads.current_layout() is None and not panel.grid.rows
+
+
+# -- the widget on its own: any grids, any colours ----------------------------------------------------------------
+
+
+class MapsApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield MiniMaps()
+
+
+async def test_the_widget_draws_any_grids_with_the_callers_glyphs_and_fits_its_room() -> None:
+    rng = np.random.default_rng(0)
+    grids = [rng.uniform(-1, 1, (5, 7)) for _ in range(3)]
+    grids[1][2, 3] = np.nan
+    app = MapsApp()
+    async with app.run_test(size=(40, 12)) as pilot:
+        mini = app.query_one(MiniMaps)
+        changed = mini.set_maps(
+            [MiniMap(f"g{i}", g, i == 2) for i, g in enumerate(grids)],
+            caption="three grids",
+            selected_row=4,
+            style_for=lambda v: Style(bgcolor="red" if v > 0 else "blue"),
+            fraction=abs,
+            glyph=shade_glyph,
+        )
+        await pilot.pause()
+        assert changed and 0 < mini.size.height <= 12
+        layout = mini.current_layout()
+        assert layout.per_band * layout.slot + (layout.per_band - 1) * GAP <= 40
+        cells, marked = drawn_maps(mini)
+        for i, drawn in cells.items():
+            assert marked[i] == ({4} if 4 in layout.rows else set())
+            for (r, c), segment in drawn.items():
+                v = grids[i][r, c]
+                if np.isnan(v):
+                    assert segment.text.strip() == MASKED
+                else:
+                    assert segment.text == shade_glyph(abs(v)) * layout.cell_width
+                    assert segment.style.bgcolor.name == ("red" if v > 0 else "blue")
+        assert (2, 3) in cells[1] or 3 not in layout.cols or 2 not in layout.rows
+        first = "".join(seg.text for seg in mini.render_line(0))
+        titles = "".join(seg.text for seg in mini.render_line(1))
+        assert first.startswith("three grids") and "g0" in titles and "[g2]" in titles

@@ -160,7 +160,8 @@ def attended(pattern: np.ndarray, query: int) -> tuple[int, float, float, int]:
     p = np.where(seen, row, 0.0)
     key = int(np.argmax(p))
     positive = p[p > 0]
-    entropy = float(-(positive * np.log2(positive)).sum())
+    # never "-0.00": one key of weight 1 (or 1 + 1e-7 from float32) has entropy 0, not −0 or −1e-7
+    entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))
     return key, float(p[key]), entropy, int(seen.sum())
 
 
