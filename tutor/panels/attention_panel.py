@@ -28,6 +28,7 @@ from tutor.widgets.heatmap import CELL, GridRow, HeatmapGrid
 from tutor.widgets.mini_maps import MiniMap, MiniMaps
 
 SMALL_HEIGHT = 16  # a panel lower than this shows the big grid alone (80×24 leaves it about 12 rows)
+TINY_HEIGHT = 10  # lower still (60×16): the grid without the read-out and the list of heads
 READOUT_LINES = 2  # the read-out under the maps: the most-attended key, then the entropy
 
 
@@ -38,6 +39,7 @@ class AttentionPanel(Vertical):
     AttentionPanel > #attn-heads-line { display: none; }
     AttentionPanel.-small > MiniMaps { display: none; }
     AttentionPanel.-small > #attn-heads-line { display: block; }
+    AttentionPanel.-tiny > #attn-heads-line, AttentionPanel.-tiny > #attn-readout { display: none; }
     AttentionPanel > HeatmapGrid { height: 1fr; }
     """
 
@@ -70,6 +72,7 @@ class AttentionPanel(Vertical):
 
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.height < SMALL_HEIGHT, "-small")
+        self.set_class(event.size.height < TINY_HEIGHT, "-tiny")
 
     def say(self, selector: str, text: str) -> None:
         """A line of words, changed only if it changed, and laid out again only if its height changes (a new

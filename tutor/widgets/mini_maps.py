@@ -28,6 +28,7 @@ from textual.widget import Widget
 SCALES = ((4, 2), (2, 1), (1, 1))  # a cell's width × height in terminal cells, largest first
 GAP = 2  # columns between two maps
 MARK, MASKED = "▸", "·"
+MIN_ROOM = 5  # the caption, the titles and three rows of each map
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,9 @@ class MiniMaps(Widget):
         """Show `maps` (all the same shape). `style_for(value)`: a cell's style; `glyph(fraction(value))` its
         character. `focus` (row, column): kept in the window when not all fits (the selected row, else 0).
         `window_words(rows, cols, n_rows, n_cols)`: appended to the caption when only a window is shown.
-        The maps take the room their parent has left after `reserve` rows for the widgets beside them, and at
-        least `share` of it. False when nothing changed (then nothing is drawn again)."""
+        The maps take the room their parent has left after `reserve` rows for the widgets beside them, or
+        `share` of it when that leaves them less than MIN_ROOM rows. False when nothing changed (then nothing
+        is drawn again)."""
         values = _digest(maps)
         style_for, fraction, glyph = style_for or self.style_for, fraction or self.fraction, glyph or self.glyph
         key = (
@@ -212,8 +214,10 @@ class MiniMaps(Widget):
         return self._base
 
     def room(self, height: int) -> int:
-        """The rows the maps may take of their parent's `height`."""
-        return max(height - self.reserve, int(height * self.share))
+        """The rows the maps may take of their parent's `height`: what the widgets beside them leave, if that
+        holds a few rows of each map; else `share` of it (they then share the room)."""
+        left = height - self.reserve
+        return left if left >= MIN_ROOM else int(height * self.share)
 
     def layout_for(self, width: int, height: int) -> MapLayout | None:
         if (width, height) in self._layouts:
