@@ -14,9 +14,10 @@ from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 
+import model
 from model import GPT
 from tutor.panels.attention_panel import AttentionPanel, attended, cell_style
-from tutor.view import shade_glyph
+from tutor.view import shade_glyph, visible_piece
 from tutor.widgets.mini_maps import GAP, MARK, MASKED, MiniMap, MiniMaps, map_layout, window
 
 PROMPT = "猫追狗的一是"
@@ -352,3 +353,30 @@ async def test_the_widget_draws_any_grids_with_the_callers_glyphs_and_fits_its_r
         first = "".join(seg.text for seg in mini.render_line(0))
         titles = "".join(seg.text for seg in mini.render_line(1))
         assert first.startswith("three grids") and "g0" in titles and "[g2]" in titles
+
+
+async def test_a_gpt2_folder_with_twelve_heads_and_bpe_pieces(store, tmp_path) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("safetensors.numpy")
+    from test_hf_gpt2 import write_folder
+
+    folder = tmp_path / "gpt2-12"
+    write_folder(folder, d=48, n_head=12)
+    gpt = model.load(str(folder))
+    assert gpt.config.n_heads == 12
+    app = make_app(store, gpt=gpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"The cat chased the dog.")
+        await settle(pilot)
+        app.main.goto_step_name("blocks.1.attn")
+        await pilot.press("alt+left")
+        await pilot.pause()
+        mini = assert_maps_are_the_pattern(app, 1)
+        assert len(mini.maps) == 12
+        trace = app.main.trace
+        q = app.main.token
+        row = trace["blocks.1.attn.hook_pattern"][0, q].astype(np.float64)[: q + 1]
+        k = int(np.argmax(row))
+        pieces = [visible_piece(p) for p in trace.pieces]
+        text = " ".join(screen_text(app, "#attention").split())
+        assert f"Head 0, query {q} {pieces[q]}: most weight on key {k} {pieces[k]}, {row[k]:.2f}" in text
