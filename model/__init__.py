@@ -18,7 +18,8 @@ from model.attention import attention, causal_mask, multi_head_attention, softma
 from model.bpe import BPETokenizer
 from model.config import ConfigError, GPTConfig
 from model.embedding import embed, unembed
-from model.gpt import GPT, ContextError, KVCache, NoTargetError, sample
+from model.gpt import GPT, ContextError, KVCache, NoTargetError
+from model.sampling import sample, sample_rng, sampling_probs, top_k_mask
 from model.hooks import Stopped
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
@@ -60,10 +61,13 @@ __all__ = [
     "parameter_shapes",
     "rope",
     "sample",
+    "sample_rng",
+    "sampling_probs",
     "save_checkpoint",
     "shipped_models",
     "sinusoidal_positions",
     "softmax",
+    "top_k_mask",
     "unembed",
 ]
 
