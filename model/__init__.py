@@ -19,12 +19,12 @@ from model.bpe import BPETokenizer
 from model.config import ConfigError, GPTConfig
 from model.embedding import embed, unembed
 from model.gpt import GPT, ContextError, KVCache, NoTargetError
-from model.sampling import sample, sample_rng, sampling_probs, top_k_mask
 from model.hooks import Stopped
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
 from model.params import init_params, parameter_shapes
 from model.positions import rope, sinusoidal_positions
+from model.sampling import sample, sample_rng, sampling_probs, top_k_mask
 from model.tokenizer import CharTokenizer, Tokenizer, TokenizerError
 from model.trace import Step, Trace, build_steps
 from model.weights import SHIPPED_DIR, WeightsError, load_checkpoint, save_checkpoint, shipped_models

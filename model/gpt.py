@@ -234,7 +234,7 @@ class GPT:
             )
         tokens = np.asarray(ids, dtype=np.intp)
         recording = Recording.start(stop)
-        logits = self.forward(tokens, hook=recording.__setitem__)
+        self.forward(tokens, hook=recording.__setitem__)
         trace = Trace(ids, recording.activations(), self.steps, self.config, self.tokenizer, dropped)
         if grads:
             self._add_backward(trace)

@@ -8,7 +8,7 @@ import pytest
 from helpers import TOKENIZER, VARIANTS, variant_id
 
 import model
-from model import GPT, sample, sample_rng, sampling_probs, top_k_mask
+from model import sample, sample_rng, sampling_probs, top_k_mask
 
 CAUSAL = [v for v in VARIANTS if v["causal"]]
 
