@@ -9,6 +9,7 @@ from helpers import TOKENIZER, VARIANTS, variant_id
 
 import model
 from model import sample, sample_rng, sampling_probs, top_k_mask
+from tutor.view import visible_piece
 
 CAUSAL = [v for v in VARIANTS if v["causal"]]
 
@@ -99,3 +100,152 @@ def test_a_fixed_seed_draws_the_same_tokens_twice() -> None:
     assert len(set(draws[0])) > 3  # a real draw, not the argmax every time
     assert draws[0] != [sample(logits, 1.5, None, sample_rng(8, n)) for n in range(30)]
     assert sample(logits, 1.5, None, sample_rng(7, 12)) == draws[0][12]  # the 12th on its own: the same
+
+
+# -- the learner's Place and the screen --------------------------------------------------------------------------
+
+
+def panel_numbers(app) -> dict[str, tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """token → (model p, drawn p) as the next-token panel prints them."""
+    from helpers import screen_text
+
+    rows = {}
+    for line in screen_text(app, "#next").split("\n"):
+        cells = line.split()
+        if len(cells) >= 5 and cells[0].isdigit() and cells[-1].endswith(("%", "0")):
+            rows[cells[1]] = (cells[-2] if cells[-2].endswith("%") else cells[-3], cells[-1])
+    return rows
+
+
+def percent(p: float) -> str:
+    return f"{p:.1%}" if p > 0 else "0"
+
+
+async def test_the_panel_shows_the_recomputed_softmax_as_temperature_and_top_k_change(store) -> None:
+    from helpers import make_app, screen_text, settle
+
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        app.main.goto_step_name("unembed")
+        await pilot.pause()
+        logits = app.main.trace.logits[-1]
+        tokenizer = app.main.trace.tokenizer
+
+        def pieces(token: int) -> str:
+            return visible_piece(tokenizer.piece(token))
+
+        for keys, temperature, top_k in [
+            ((), 1.0, None),
+            (("alt+shift+t",), 0.7, None),
+            (("alt+shift+k", "alt+shift+k"), 0.7, 10),
+            (("alt+t", "alt+t", "alt+t"), 2.0, 10),
+            (("alt+shift+k",) * 2, 2.0, 3),
+            (("alt+shift+t",) * 9, 0.0, 3),
+        ]:
+            await pilot.press(*keys)
+            await pilot.pause()
+            settings = app.main.place.sampling
+            assert (settings.temperature, settings.top_k) == (temperature, top_k)
+            raw, drawn = sampling_probs(logits, 1.0), sampling_probs(logits, temperature, top_k)
+            shown = panel_numbers(app)
+            assert len(shown) >= 10
+            order = np.argsort(-logits, kind="stable")
+            for token in order[: len(shown)]:
+                assert shown[pieces(int(token))] == (percent(raw[token]), percent(drawn[token])), (keys, token)
+            text = screen_text(app, "#next")
+            assert f"T = {temperature:g}" in text
+            if temperature == 0:
+                assert "T = 0: p = 1 for the likeliest token" in text
+            else:
+                assert "pᵢ = exp(zᵢ/T) / Σⱼ exp(zⱼ/T)" in text
+                assert (f"among the top {top_k} only" if top_k else "j over all") in text
+
+
+async def test_pilot_the_sample_key_appends_one_token_computing_one_new_position(store) -> None:
+    from helpers import make_app, screen_text, settle
+
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        app.main.goto_step_name("unembed")
+        await settle(pilot)
+        gpt, before = app.main.gpt, app.main.trace
+        settings = app.main.place.sampling
+        expected = sample(before.logits[-1], settings.temperature, settings.top_k, sample_rng(settings.seed, 0))
+        runs: list[str] = []
+        original = gpt.run
+        gpt.run = lambda *a, **k: runs.append(a[0]) or original(*a, **k)  # type: ignore[method-assign]
+        try:
+            await pilot.press("alt+n")
+            await settle(pilot)
+        finally:
+            del gpt.run
+        assert runs == []  # no full pass: neither for the draw nor for the prompt box's new text
+        after = app.main.trace
+        assert after.tokens == [*before.tokens, expected]
+        assert app.main.typed_prompt == app.main.prompt == "猫追狗" + gpt.tokenizer.decode([expected])
+        assert_same_trace(after, gpt.run(app.main.prompt))  # the panels show the new trace, the whole of it
+        assert app.main.token == 3
+        text = screen_text(app)
+        assert "KV cache: computed 1 new position (3 kept)" in text
+        piece = gpt.tokenizer.piece(expected)
+        assert f"Draw #1: {piece}, model p {sampling_probs(before.logits[-1], 1.0)[expected]:.1%}" in text
+        assert f"After {piece} (position 3)" in text
+        assert "0 猫·" in screen_text(app, "#tokens") and f"3 {piece}·" in screen_text(app, "#tokens")
+
+
+async def test_pilot_in_chinese_and_out_of_the_panel_a_notice_says_it(store) -> None:
+    from helpers import make_app, settle
+
+    app = make_app(store, lang="zh")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        app.main.goto_step_name("embed")  # the vectors panel: the next-token panel is out of view
+        await settle(pilot)
+        await pilot.press("alt+n")
+        await settle(pilot)
+        notices = [n.message for n in app._notifications]
+        assert any("KV 缓存：只算了 1 个新位置（沿用 3 个）" in m for m in notices), notices
+
+
+async def test_pilot_generating_draws_the_seeds_tokens_one_by_one_and_can_be_stopped(store) -> None:
+    from helpers import make_app, settle
+
+    from tutor.sampling import GENERATE_N
+
+    async def generate(stop_after: int | None) -> tuple[list[int], list[int]]:
+        app = make_app(store)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("ctrl+u", *"猫追狗")
+            await settle(pilot)
+            start = list(app.main.trace.tokens)
+            await pilot.press("alt+n")  # one draw first, so the run starts at draw 1
+            await settle(pilot)
+            await pilot.press("alt+g")
+            lengths = []
+            for _ in range(200):
+                await pilot.pause(0.02)
+                lengths.append(len(app.main.trace.tokens))
+                if stop_after is not None and len(app.main.trace.tokens) >= len(start) + 1 + stop_after:
+                    await pilot.press("escape")
+                    break
+                if app.main.place.sampling.generating is None:
+                    break
+            await settle(pilot)
+            await pilot.pause(0.2)
+            assert app.main.place.sampling.generating is None
+            assert app.main.typed_prompt == app.main.prompt  # the box and the trace agree
+            assert app.main.trace.tokens[: len(start)] == start
+            return app.main.trace.tokens[len(start) :], lengths
+
+    full, lengths = await generate(None)
+    assert len(full) == 1 + GENERATE_N
+    assert len(set(lengths)) > 3  # each token came on screen as it was drawn, not all at the end
+    again, _ = await generate(None)
+    assert again == full  # the same seed, the same tokens
+    stopped, _ = await generate(3)
+    assert 1 + 3 <= len(stopped) < 1 + GENERATE_N and stopped == full[: len(stopped)]

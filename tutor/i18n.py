@@ -96,6 +96,69 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "no_quiz": ("Lesson '{id}' has no quick check.", "课程“{id}”没有小测验。"),
     "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
+    # -- sampling the next token (the next-token panel, the sample and generate keys) --
+    "sample_all": ("all", "全部"),
+    "sample_formula_argmax": (
+        "T = 0: p = 1 for the likeliest token (the argmax), 0 for every other",
+        "T = 0：概率最大的那个词元（argmax）p = 1，其余都是 0",
+    ),
+    "sample_over_all": ("j over all {n} tokens", "j 取遍全部 {n} 个词元"),
+    "sample_over_k": ("i, j among the top {k} only (the rest: p = 0)", "i、j 只在前 {k} 个里取（其余 p = 0）"),
+    "sample_seed": ("seed {seed}, {n} drawn", "种子 {seed}，已抽 {n} 次"),
+    "sample_token": ("token", "词元"),
+    "sample_p_model": ("model p", "模型 p"),
+    "sample_p_drawn": ("drawn p", "抽样 p"),
+    "sample_rest": (
+        "the other {n} tokens together: model p {raw}, drawn p {p}",
+        "其余 {n} 个词元合计：模型 p {raw}，抽样 p {p}",
+    ),
+    "sample_generating": (
+        "Generating: {done} of {n} drawn (Esc or alt+g stops)",
+        "正在生成：已抽 {done}/{n} 个（按 Esc 或 alt+g 停止）",
+    ),
+    "sample_run": ("{i}/{n}", "{i}/{n}"),
+    "sample_drawn": (
+        "Draw #{number}: {token}, model p {raw}, drawn with p {p} (T={T}, k={k})",
+        "第 {number} 次抽样：{token}，模型 p {raw}，按 T={T}、k={k} 抽中的概率 {p}",
+    ),
+    "kv_cache_one": ("KV cache: computed 1 new position ({kept} kept)", "KV 缓存：只算了 1 个新位置（沿用 {kept} 个）"),
+    "kv_cache_one_grads": (
+        "KV cache: computed 1 new position ({kept} kept); the backward pass runs over all {n}",
+        "KV 缓存：前向只算了 1 个新位置（沿用 {kept} 个）；反向传播仍要走遍全部 {n} 个",
+    ),
+    "kv_full_pass": ("no KV cache: computed all {n} positions ({why})", "没用 KV 缓存：全部 {n} 个位置重算（{why}）"),
+    "kv_why_not_causal": (
+        "no causal mask: the old positions see the new token too",
+        "没有因果掩码，旧位置也看得见新词元",
+    ),
+    "kv_why_context_full": (
+        "the context is full: the window slides, every position moves",
+        "上下文已满，窗口要滑动，每个位置都变了",
+    ),
+    "kv_why_retokenized": (
+        "the text with it is cut into other tokens",
+        "接上新词元后，整段文本的切分变了",
+    ),
+    "kv_why_empty": ("no positions to keep", "没有可沿用的位置"),
+    "sample_from_last": (
+        "A draw always follows the last token, {token} (position {pos}).",
+        "抽样总是接在最后一个词元 {token}（位置 {pos}）后面。",
+    ),
+    "sample_keys": (
+        "alt+t/T temperature · alt+k/K top-k · alt+n draw · alt+g draw {n}",
+        "alt+t/T 温度 · alt+k/K top-k · alt+n 抽一个 · alt+g 连抽 {n} 个",
+    ),
+    "sample_wait": (
+        "The typed prompt's pass is still on its way: draw again in a moment.",
+        "刚输入的提示词还在计算，稍等再抽。",
+    ),
+    "sample_no_prompt": (
+        "Type a prompt first: a draw follows its last token.",
+        "先输入提示词：抽样接在它的最后一个词元后面。",
+    ),
+    "generate_stopped": ("Generation stopped: {done} of {n} drawn.", "生成已停止：抽了 {done}/{n} 个。"),
+    "temperature_set": ("T = {T}", "温度 T = {T}"),
+    "top_k_set": ("top-k = {k}", "top-k = {k}"),
 }
 
 EMBED_FORMULAS: dict[str, str] = {  # by the model's positional encoding
