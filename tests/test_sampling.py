@@ -3,6 +3,8 @@ on the model, on the learner's `Place`, and on the screen."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from helpers import TOKENIZER, VARIANTS, variant_id
@@ -192,7 +194,7 @@ async def test_pilot_the_sample_key_appends_one_token_computing_one_new_position
         text = screen_text(app)
         assert "KV cache: computed 1 new position (3 kept)" in text
         piece = gpt.tokenizer.piece(expected)
-        assert f"Draw #1: {piece}, model p {sampling_probs(before.logits[-1], 1.0)[expected]:.1%}" in text
+        assert f"Draw #1: “{piece}”, model p {sampling_probs(before.logits[-1], 1.0)[expected]:.1%}" in text
         assert f"After {piece} (position 3)" in text
         assert "0 猫·" in screen_text(app, "#tokens") and f"3 {piece}·" in screen_text(app, "#tokens")
 
@@ -213,13 +215,14 @@ async def test_pilot_in_chinese_and_out_of_the_panel_a_notice_says_it(store) -> 
 
 
 async def test_pilot_generating_draws_the_seeds_tokens_one_by_one_and_can_be_stopped(store) -> None:
-    from helpers import make_app, settle
+    from helpers import make_app, screen_text, settle
 
     from tutor.sampling import GENERATE_N
 
     async def generate(stop_after: int | None) -> tuple[list[int], list[int]]:
         app = make_app(store)
         async with app.run_test(size=(120, 40)) as pilot:
+            app.main.generate_pause = 0.3  # time for the test to look between the tokens (and to press Esc)
             await pilot.press("ctrl+u", *"猫追狗")
             await settle(pilot)
             start = list(app.main.trace.tokens)
@@ -227,9 +230,11 @@ async def test_pilot_generating_draws_the_seeds_tokens_one_by_one_and_can_be_sto
             await settle(pilot)
             await pilot.press("alt+g")
             lengths = []
-            for _ in range(200):
-                await pilot.pause(0.02)
+            progress = set()
+            for _ in range(400):
+                await pilot.pause(0.05)
                 lengths.append(len(app.main.trace.tokens))
+                progress |= set(re.findall(r"Generating: (\d+) of 10 drawn", screen_text(app, "#next")))
                 if stop_after is not None and len(app.main.trace.tokens) >= len(start) + 1 + stop_after:
                     await pilot.press("escape")
                     break
@@ -240,6 +245,7 @@ async def test_pilot_generating_draws_the_seeds_tokens_one_by_one_and_can_be_sto
             assert app.main.place.sampling.generating is None
             assert app.main.typed_prompt == app.main.prompt  # the box and the trace agree
             assert app.main.trace.tokens[: len(start)] == start
+            assert len(progress) >= (2 if stop_after is None else 1)  # the run's progress on screen as it goes
             return app.main.trace.tokens[len(start) :], lengths
 
     full, lengths = await generate(None)
@@ -249,3 +255,46 @@ async def test_pilot_generating_draws_the_seeds_tokens_one_by_one_and_can_be_sto
     assert again == full  # the same seed, the same tokens
     stopped, _ = await generate(3)
     assert 1 + 3 <= len(stopped) < 1 + GENERATE_N and stopped == full[: len(stopped)]
+
+
+async def test_pilot_without_the_cache_the_whole_pass_runs_and_the_screen_says_why(
+    store, make_gpt, monkeypatch
+) -> None:
+    from helpers import make_app, screen_text, settle
+
+    gpt = make_gpt(causal=False)  # no causal mask: the old positions would see the new token
+    app = make_app(store, gpt=gpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        app.main.goto_step_name("unembed")
+        monkeypatch.setattr(model, "sample", lambda *args: TOKENIZER.encode("的")[0])  # not a lone byte of UTF-8
+        await pilot.press("alt+n")
+        await settle(pilot)
+        assert app.main.prompt == "猫追狗的" and len(app.main.trace.tokens) == 4
+        assert_same_trace(app.main.trace, gpt.run(app.main.prompt))
+        text = screen_text(app)
+        assert "no KV cache: computed all 4 positions" in text
+        assert "because without a causal mask the old positions see it too" in text
+
+
+async def test_pilot_a_token_whose_text_tokenizes_otherwise_is_re_cut_and_run_whole(store, monkeypatch) -> None:
+    """<|endoftext|> drawn: the prompt is text, and its text is cut into other tokens; the trace stays the text's."""
+    from helpers import make_app, screen_text, settle
+
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        app.main.goto_step_name("unembed")
+        gpt = app.main.gpt
+        monkeypatch.setattr(model, "sample", lambda *args: gpt.tokenizer.end_of_text)
+        await pilot.press("alt+n")
+        await settle(pilot)
+        prompt = "猫追狗" + gpt.tokenizer.decode([gpt.tokenizer.end_of_text])
+        assert app.main.typed_prompt == app.main.prompt == prompt
+        assert app.main.trace.tokens == gpt.tokenizer.encode(prompt) != [*gpt.tokenizer.encode("猫追狗"), 0]
+        n = len(app.main.trace.tokens)
+        text = screen_text(app)
+        assert f"no KV cache: computed all {n} positions" in text
+        assert "because the text with the new token is cut into other tokens" in text

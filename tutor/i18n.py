@@ -116,28 +116,29 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "Generating: {done} of {n} drawn (Esc or alt+g stops)",
         "正在生成：已抽 {done}/{n} 个（按 Esc 或 alt+g 停止）",
     ),
-    "sample_run": ("{i}/{n}", "{i}/{n}"),
+    "sample_run": ("{i} of {n} in a row:", "连抽第 {i}/{n} 个："),
     "sample_drawn": (
-        "Draw #{number}: {token}, model p {raw}, drawn with p {p} (T={T}, k={k})",
-        "第 {number} 次抽样：{token}，模型 p {raw}，按 T={T}、k={k} 抽中的概率 {p}",
+        "Draw #{number}: “{token}”, model p {raw}, drawn with p {p} (T={T}, k={k})",
+        "第 {number} 次抽样：“{token}”，模型 p {raw}，按 T={T}、k={k} 抽中的概率 {p}",
     ),
     "kv_cache_one": ("KV cache: computed 1 new position ({kept} kept)", "KV 缓存：只算了 1 个新位置（沿用 {kept} 个）"),
     "kv_cache_one_grads": (
         "KV cache: computed 1 new position ({kept} kept); the backward pass runs over all {n}",
         "KV 缓存：前向只算了 1 个新位置（沿用 {kept} 个）；反向传播仍要走遍全部 {n} 个",
     ),
-    "kv_full_pass": ("no KV cache: computed all {n} positions ({why})", "没用 KV 缓存：全部 {n} 个位置重算（{why}）"),
+    "kv_full_pass": ("no KV cache: computed all {n} positions", "没用 KV 缓存：全部 {n} 个位置重算"),
+    "kv_because": ("because {why}", "因为{why}"),
     "kv_why_not_causal": (
-        "no causal mask: the old positions see the new token too",
+        "without a causal mask the old positions see it too",
         "没有因果掩码，旧位置也看得见新词元",
     ),
     "kv_why_context_full": (
         "the context is full: the window slides, every position moves",
-        "上下文已满，窗口要滑动，每个位置都变了",
+        "上下文已满，窗口一滑动，每个位置都变了",
     ),
     "kv_why_retokenized": (
-        "the text with it is cut into other tokens",
-        "接上新词元后，整段文本的切分变了",
+        "the text with the new token is cut into other tokens",
+        "接上新词元后，整段文本切出的词元变了",
     ),
     "kv_why_empty": ("no positions to keep", "没有可沿用的位置"),
     "sample_from_last": (

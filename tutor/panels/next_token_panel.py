@@ -22,13 +22,24 @@ EIGHTHS = " ▏▎▍▌▋▊▉"  # a bar's last cell: 1/8 … 7/8 of it
 GAP = 2  # between the table's columns (text_table's)
 
 
-def next_token_rows(trace: Trace, position: int, sampling: Sampling, n: int) -> list[tuple[int, float, float, float]]:
-    """The `n` likeliest tokens after `position` as (id, logit z, the model's p, the p a draw uses)."""
+def next_token_rows(
+    trace: Trace, position: int, sampling: Sampling, n: int
+) -> tuple[list[tuple[int, float, float, float]], float, float]:
+    """The `n` likeliest tokens after `position` as (id, logit z, the model's p, the p a draw uses), and the
+    two probabilities of all the other tokens together."""
     logits = trace.logits[position]
     raw = sampling_probs(logits, 1.0)
     drawn = sampling_probs(logits, sampling.temperature, sampling.top_k)
-    order = np.argsort(-logits, kind="stable")[:n]  # the order top-k counts in (`model.top_k_mask`)
-    return [(int(i), float(logits[i]), float(raw[i]), float(drawn[i])) for i in order]
+    order = np.argsort(-logits, kind="stable")  # the order top-k counts in (`model.top_k_mask`)
+    rest = order[n:]
+    rows = [(int(i), float(logits[i]), float(raw[i]), float(drawn[i])) for i in order[:n]]
+    return rows, float(raw[rest].sum()), float(drawn[rest].sum())
+
+
+def percent(p: float) -> str:
+    """A probability as the panel prints it: "35.2%", and "0" only when it is exactly 0 (outside the top k, or
+    not the argmax at T = 0) — a tiny p inside them prints as "0.0%"."""
+    return f"{p:.1%}" if p > 0 else "0"
 
 
 def temperature_text(temperature: float) -> str:
@@ -52,8 +63,8 @@ def sampled_text(sampled: Sampled, lang: str) -> str:
     return " · ".join(sampled_lines(sampled, lang))
 
 
-def sampled_lines(sampled: Sampled, lang: str) -> tuple[str, str]:
-    """What the last draw gave; what it cost."""
+def sampled_lines(sampled: Sampled, lang: str) -> list[str]:
+    """What the last draw gave; what it cost; why the KV cache could not serve, if it could not."""
     run = f"{t('sample_run', lang, i=sampled.run[0], n=sampled.run[1])} " if sampled.run else ""
     drawn = t(
         "sample_drawn",
@@ -69,8 +80,9 @@ def sampled_lines(sampled: Sampled, lang: str) -> tuple[str, str]:
         words = "kv_cache_one_grads" if sampled.backward else "kv_cache_one"
         cost = t(words, lang, kept=sampled.kept, n=sampled.kept + 1)
     else:
-        cost = t("kv_full_pass", lang, n=sampled.computed, why=t(f"kv_why_{sampled.full_reason}", lang))
-    return f"{run}{drawn}", cost
+        why = t("kv_because", lang, why=t(f"kv_why_{sampled.full_reason}", lang))
+        return [f"{run}{drawn}", t("kv_full_pass", lang, n=sampled.computed), why]
+    return [f"{run}{drawn}", cost]
 
 
 class NextTokenPanel(LiveStatic):
@@ -97,7 +109,8 @@ class NextTokenPanel(LiveStatic):
     def list_rows(self, view: View, vocab: int) -> int:
         """As many tokens as the rows left by the lines around the list, within MIN_ROWS … MAX_ROWS."""
         sampling = view.sampling
-        frame = FRAME_ROWS + 2 * (sampling.last is not None) + (sampling.generating is not None)
+        drawn = len(sampled_lines(sampling.last, view.lang)) if sampling.last is not None else 0
+        frame = FRAME_ROWS + drawn + (sampling.generating is not None)
         frame += view.token != view.n_tokens - 1
         return max(MIN_ROWS, min(MAX_ROWS, vocab, self.available_height - frame))
 
@@ -114,10 +127,13 @@ class NextTokenPanel(LiveStatic):
         if self._made is not None and all(a is b or a == b for a, b in zip(made, self._made, strict=True)):
             return  # the same picture: a step key does not change the guess
         self._made = made
-        rows = next_token_rows(trace, view.token, sampling, n)
-        self.show_content(self.picture(view, rows, vocab, width), (n, sampling.last is not None, view.token))
+        rows, rest_raw, rest_drawn = next_token_rows(trace, view.token, sampling, n)
+        picture = self.picture(view, rows, (rest_raw, rest_drawn), vocab, width)
+        self.show_content(picture, (n, sampling.last is not None, sampling.generating is not None, view.token))
 
-    def picture(self, view: View, rows: list[tuple[int, float, float, float]], vocab: int, width: int) -> Text:
+    def picture(
+        self, view: View, rows: list[tuple[int, float, float, float]], rest: tuple[float, float], vocab: int, width: int
+    ) -> Text:
         trace, lang, sampling = view.trace, view.lang, view.sampling
         title = Text(t("next_title", lang, token=visible_piece(trace.pieces[view.token]), pos=view.token), style="bold")
         settings = Text.assemble(
@@ -135,8 +151,8 @@ class NextTokenPanel(LiveStatic):
                 str(rank),
                 Text(visible_piece(trace.tokenizer.piece(token)), style="bold"),
                 f"{z:+.2f}",
-                f"{raw:6.1%}",
-                f"{p:6.1%}" if p > 0 else "0",  # 0: outside the top k (or not the argmax), not a rounding
+                percent(raw),
+                percent(p),
             ]
             for rank, (token, z, raw, p) in enumerate(rows, 1)
         ]
@@ -161,16 +177,13 @@ class NextTokenPanel(LiveStatic):
             table = text_table(columns, with_bars)
         lines = [title, settings, formula, *table]
         if vocab > len(rows):
-            rest_raw = max(0.0, 1.0 - sum(raw for _, _, raw, _ in rows))
-            rest_p = max(0.0, 1.0 - sum(p for _, _, _, p in rows))
-            rest = t("sample_rest", lang, n=vocab - len(rows), raw=f"{rest_raw:.1%}", p=f"{rest_p:.1%}")
-            lines.append(Text(rest, style="dim"))
+            others = t("sample_rest", lang, n=vocab - len(rows), raw=percent(rest[0]), p=percent(rest[1]))
+            lines.append(Text(others, style="dim"))
         if sampling.generating is not None:
             done, total = sampling.generating
             lines.append(Text(t("sample_generating", lang, done=done, n=total), style="bold yellow"))
         if sampling.last is not None:
-            drawn, cost = sampled_lines(sampling.last, lang)
-            lines += [Text(drawn, style="bold"), Text(cost, style="bold")]
+            lines += [Text(line, style="bold") for line in sampled_lines(sampling.last, lang)]
         if view.token != view.n_tokens - 1:
             last = visible_piece(trace.pieces[-1])
             lines.append(Text(t("sample_from_last", lang, token=last, pos=view.n_tokens - 1), style="dim"))

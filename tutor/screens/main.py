@@ -69,7 +69,7 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "temperature(1)": ("Temperature", "温度"),
 }
 Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it
-GENERATE_PAUSE = 0.05  # seconds between the tokens of a run: each is drawn on screen, and keys get in between
+GENERATE_PAUSE = 0.1  # seconds between the tokens of a run: each is drawn on screen, and keys get in between
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
 WIDE_WIDTH = 170  # from here the residual chart and the next-token guess stay in view beside the tabs
@@ -138,6 +138,7 @@ class MainScreen(Screen[None]):
         self.place = Place(gpt, home_gpt=gpt)  # where the learner is: every key moves this, then the panels draw it
         self.lang = lang
         self.passes: PassRunner[Ready] = PassRunner(self, "model", self.pass_ready, self.pass_failed)
+        self.generate_pause = GENERATE_PAUSE
         self._sample_text: str | None = None  # the prompt with a token just drawn: its pass is the draw's, not typing's
         self._drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
         self._drawn: tuple[object, ...] = ()
@@ -350,7 +351,7 @@ class MainScreen(Screen[None]):
         if sampled is not None and not more and not self.next_panel_shown():
             self.notify(sampled_text(sampled, self.lang), markup=False)  # the panel that says it is out of view
         if more:
-            self.set_timer(GENERATE_PAUSE, self.generate_next)
+            self.set_timer(self.generate_pause, self.generate_next)
 
     # -- drawing the next token: one new position through the KV cache --------------------------
 
@@ -424,6 +425,9 @@ class MainScreen(Screen[None]):
             self.refresh_panels()
             return
         self.place.start_generating(GENERATE_N)
+        tabs = self.query_one("#panels", PanelSwitcher)
+        if tabs.display and not self.has_class("-wide"):
+            tabs.active = "next"  # where the run's progress and each token's numbers are
         if not self.draw_token(run=(1, GENERATE_N)):
             self.place.stop_generating()
         self.refresh_panels()
