@@ -24,7 +24,7 @@ from model.mlp import gelu, mlp
 from model.norm import layer_norm
 from model.params import init_params, parameter_shapes
 from model.positions import rope, sinusoidal_positions
-from model.sampling import sample, sample_rng, sampling_probs, top_k_mask
+from model.sampling import sample, sample_rng, sampling_probs, top_k_mask, top_order
 from model.tokenizer import CharTokenizer, Tokenizer, TokenizerError
 from model.trace import Step, Trace, build_steps
 from model.weights import SHIPPED_DIR, WeightsError, load_checkpoint, save_checkpoint, shipped_models
@@ -68,6 +68,7 @@ __all__ = [
     "sinusoidal_positions",
     "softmax",
     "top_k_mask",
+    "top_order",
     "unembed",
 ]
 

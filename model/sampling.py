@@ -8,14 +8,24 @@ from model.attention import softmax
 
 
 def top_k_mask(logits: np.ndarray, top_k: int | None) -> np.ndarray:
-    """True for the `top_k` largest logits (ties at the cut by lowest id, so exactly k); all if None.
+    """True for the `top_k` largest logits, exactly k of them: of equal logits at the cut, the lowest ids
+    (the first k of a stable sort of −z, the order the next-token list is drawn in); all if None.
 
-    The order is `argsort`'s stable one of −z, the order the next-token list is drawn in."""
-    if top_k is None or top_k >= len(logits):
-        return np.ones(len(logits), dtype=bool)
-    keep = np.zeros(len(logits), dtype=bool)
-    keep[np.argsort(-logits, kind="stable")[: max(1, top_k)]] = True
+    In O(vocab): the k-th largest by `np.partition`, everything above it, then ties to fill."""
+    n = len(logits)
+    if top_k is None or top_k >= n:
+        return np.ones(n, dtype=bool)
+    k = max(1, top_k)
+    kth = np.partition(logits, n - k)[n - k]
+    keep = logits > kth
+    keep[np.flatnonzero(logits == kth)[: k - int(keep.sum())]] = True
     return keep
+
+
+def top_order(logits: np.ndarray, n: int) -> np.ndarray:
+    """The ids of the `n` largest logits, largest first (equal logits: lowest id first)."""
+    ids = np.flatnonzero(top_k_mask(logits, n))
+    return ids[np.lexsort((ids, -logits[ids]))]
 
 
 def sampling_probs(logits: np.ndarray, temperature: float, top_k: int | None = None) -> np.ndarray:

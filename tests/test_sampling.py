@@ -81,6 +81,13 @@ def test_sampling_probs_are_the_tempered_softmax_over_the_top_k() -> None:
             np.testing.assert_allclose(probs, expected, rtol=1e-12)
     np.testing.assert_allclose(sampling_probs(LOGITS, 1.0), model.softmax(LOGITS.astype(np.float64)))
     assert top_k_mask(LOGITS, 3).tolist() == [True, False, True, True, False, False]  # the tie at 0.5: lower id
+    rng = np.random.default_rng(3)
+    for _ in range(50):  # with many ties: exactly the first k of a stable sort of −z
+        logits = rng.integers(-3, 3, size=40).astype(np.float32)
+        for k in (1, 2, 5, 13, 39):
+            stable = np.argsort(-logits, kind="stable")[:k]
+            assert np.flatnonzero(top_k_mask(logits, k)).tolist() == sorted(stable.tolist())
+            assert model.top_order(logits, k).tolist() == stable.tolist()
 
 
 def test_temperature_zero_and_top_k_one_are_the_argmax() -> None:

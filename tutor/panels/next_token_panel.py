@@ -8,7 +8,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from model import Trace, sampling_probs
+from model import Trace, sampling_probs, top_order
 from tutor.i18n import t
 from tutor.sampling import GENERATE_N, Sampled, Sampling
 from tutor.text_table import Column, text_table
@@ -30,9 +30,10 @@ def next_token_rows(
     logits = trace.logits[position]
     raw = sampling_probs(logits, 1.0)
     drawn = sampling_probs(logits, sampling.temperature, sampling.top_k)
-    order = np.argsort(-logits, kind="stable")  # the order top-k counts in (`model.top_k_mask`)
-    rest = order[n:]
-    rows = [(int(i), float(logits[i]), float(raw[i]), float(drawn[i])) for i in order[:n]]
+    listed = top_order(logits, n)  # the order top-k counts in (`model.top_k_mask`)
+    rest = np.ones(len(logits), dtype=bool)
+    rest[listed] = False
+    rows = [(int(i), float(logits[i]), float(raw[i]), float(drawn[i])) for i in listed]
     return rows, float(raw[rest].sum()), float(drawn[rest].sum())
 
 

@@ -350,6 +350,8 @@ class MainScreen(Screen[None]):
         self.host.remember(prompt=prompt, step=trace.steps[self.step_index].name)
         if sampled is not None and not more and not self.next_panel_shown():
             self.notify(sampled_text(sampled, self.lang), markup=False)  # the panel that says it is out of view
+        if sampled is not None:
+            self.ensure_grads()  # backwards, and the pass before had none to carry on (a prompt of one token)
         if more:
             self.set_timer(self.generate_pause, self.generate_next)
 
