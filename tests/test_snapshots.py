@@ -27,6 +27,8 @@ STATES = {
     # the depth lab (F10 → The depth lab): as it opens (the loss curves), and its ‖∂L/∂θ‖ per block
     "depth": ["experiment:depth"],
     "depth-grad": ["experiment:depth", "v", "v", "v"],
+    # the next-token panel at T = 0.7, top-k 10, after one seeded draw: model p beside drawn p, "KV cache: 1 new …"
+    "sample": ["ctrl+u", *"猫追狗", "shift+down", "alt+shift+t", "alt+shift+k", "alt+shift+k", "alt+n"],
 }
 
 
