@@ -65,6 +65,28 @@ def test_extend_refuses_what_the_cache_cannot_do(make_gpt) -> None:
     assert gpt.extend_refusal(gpt.run([5] * 15)) is None
 
 
+def test_with_bpe_a_token_that_merges_across_the_seam_takes_the_whole_pass(tmp_path) -> None:
+    """GPT-2's BPE: "The cat" + a token can re-tokenize into other tokens. Those run the whole pass of the
+    new text; the rest extend by one position, and equal the pass of the new text."""
+    from test_hf_gpt2 import write_folder
+
+    from tutor.sampling import appended
+
+    write_folder(tmp_path / "m")
+    gpt = model.load(tmp_path / "m")
+    trace = gpt.run("The cat")
+    kinds: dict[str | None, int] = {}
+    for token in range(gpt.config.vocab_size):
+        text, reason = appended(gpt, trace, "The cat", token)
+        assert text == "The cat" + gpt.tokenizer.decode([token])
+        same = gpt.tokenizer.encode(text) == [*trace.tokens, token]
+        assert reason == (None if same else "retokenized")
+        kinds[reason] = kinds.get(reason, 0) + 1
+        if reason is None and kinds[None] <= 3:
+            assert_same_trace(gpt.extend(trace, token), gpt.run(text))
+    assert kinds.get(None, 0) > 0 and kinds.get("retokenized", 0) > 0, kinds
+
+
 # -- temperature, top-k, the draw ------------------------------------------------------------------------------
 
 LOGITS = np.array([2.0, -1.0, 0.5, 3.0, 0.5, -4.0], dtype=np.float32)

@@ -31,7 +31,7 @@ from tutor.panels.vectors_panel import VectorsPanel
 from tutor.patches.footer_labels import localize_bindings
 from tutor.place import Place
 from tutor.runner import PassRunner, Stop, failure_words
-from tutor.sampling import GENERATE_N, Sampled
+from tutor.sampling import GENERATE_N, Sampled, appended
 from tutor.view import View
 from tutor.widgets.footer import TutorFooter
 from tutor.widgets.lesson_view import LessonView
@@ -375,10 +375,7 @@ class MainScreen(Screen[None]):
         token = model.sample(logits, settings.temperature, settings.top_k, model.sample_rng(settings.seed, number))
         raw = float(model.sampling_probs(logits, 1.0)[token])
         p = float(model.sampling_probs(logits, settings.temperature, settings.top_k)[token])
-        text = prompt + gpt.tokenizer.decode([token])
-        reason = gpt.extend_refusal(trace)
-        if reason is None and gpt.prompt_tokens(text) != ([*trace.tokens, token], trace.dropped):
-            reason = "retokenized"  # the trace is always of the prompt's own tokens: re-cut, and the whole pass
+        text, reason = appended(gpt, trace, prompt, token)  # reason: why not the KV cache (None: it serves)
         grads = self.needs_grads()
 
         def compute(stop: Stop) -> Ready:
