@@ -749,6 +749,8 @@ class MainScreen(Screen[None]):
     def use_model(self, gpt: GPT, remember: str | None) -> None:
         """Show `gpt` from now on; `remember`: the name to resume it by next time (None: the app's default)."""
         self.place.use_model(gpt)
+        self.place.stop_generating()  # a run of draws belongs to the model it began on
+        self._sample_text = None
         self.passes.forget_speed()  # not measured for this model yet: its first pass goes to a worker
         self.run_model(self.typed_prompt)
         self.host.remember(model=remember)
