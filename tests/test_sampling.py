@@ -202,9 +202,11 @@ async def test_pilot_the_sample_key_appends_one_token_computing_one_new_position
         await pilot.press("ctrl+u", *"猫追狗")
         await settle(pilot)
         app.main.goto_step_name("unembed")
+        await pilot.press("alt+shift+t", "alt+shift+k", "alt+shift+k")  # T = 0.7, top-k = 10
         await settle(pilot)
         gpt, before = app.main.gpt, app.main.trace
         settings = app.main.place.sampling
+        assert (settings.temperature, settings.top_k) == (0.7, 10)
         expected = sample(before.logits[-1], settings.temperature, settings.top_k, sample_rng(settings.seed, 0))
         runs: list[str] = []
         original = gpt.run
@@ -223,7 +225,12 @@ async def test_pilot_the_sample_key_appends_one_token_computing_one_new_position
         text = screen_text(app)
         assert "KV cache: computed 1 new position (3 kept)" in text
         piece = gpt.tokenizer.piece(expected)
-        assert f"Draw #1: “{piece}”, model p {sampling_probs(before.logits[-1], 1.0)[expected]:.1%}" in text
+        raw, drawn = (
+            sampling_probs(before.logits[-1], 1.0)[expected],
+            sampling_probs(before.logits[-1], 0.7, 10)[expected],
+        )
+        assert f"Draw #1: “{piece}” · model p {raw:.1%} · drawn p {drawn:.1%} (T=0.7, k=10)" in text
+        assert f"{raw:.1%}" != f"{drawn:.1%}"
         assert f"After {piece} (position 3)" in text
         assert "0 猫·" in screen_text(app, "#tokens") and f"3 {piece}·" in screen_text(app, "#tokens")
 

@@ -116,10 +116,10 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "Generating: {done} of {n} drawn (Esc or alt+g stops)",
         "正在生成：已抽 {done}/{n} 个（按 Esc 或 alt+g 停止）",
     ),
-    "sample_run": ("{i} of {n} in a row:", "连抽第 {i}/{n} 个："),
+    "sample_run": ("[{i}/{n}]", "[{i}/{n}]"),
     "sample_drawn": (
-        "Draw #{number}: “{token}”, model p {raw}, drawn with p {p} (T={T}, k={k})",
-        "第 {number} 次抽样：“{token}”，模型 p {raw}，按 T={T}、k={k} 抽中的概率 {p}",
+        "Draw #{number}: “{token}” · model p {raw} · drawn p {p} (T={T}, k={k})",
+        "第 {number} 次抽样：“{token}” · 模型 p {raw} · 抽样 p {p}（T={T}，k={k}）",
     ),
     "kv_cache_one": ("KV cache: computed 1 new position ({kept} kept)", "KV 缓存：只算了 1 个新位置（沿用 {kept} 个）"),
     "kv_cache_one_grads": (
