@@ -334,3 +334,29 @@ async def test_pilot_a_token_whose_text_tokenizes_otherwise_is_re_cut_and_run_wh
         text = screen_text(app)
         assert f"no KV cache: computed all {n} positions" in text
         assert "because the text with the new token is cut into other tokens" in text
+
+
+async def test_pilot_wide_the_side_panel_takes_a_second_pass_of_the_same_prompt(store) -> None:
+    """ctrl+r runs the same prompt again with its gradients: a new trace of the same tokens (compared by identity)."""
+    from helpers import make_app, screen_text, settle
+
+    app = make_app(store)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗", "alt+shift+t")
+        await settle(pilot)
+        first = app.main.trace
+        await pilot.press("ctrl+r")
+        for _ in range(100):
+            await settle(pilot)
+            if app.main.trace.has_grads:
+                break
+        assert app.main.trace is not first and app.main.trace.has_grads
+        assert app.main.trace.tokens == first.tokens
+        assert "T = 0.7" in screen_text(app, "#side-next")
+        await pilot.press("alt+n")
+        for _ in range(100):  # the pass with gradients may go to a worker
+            await settle(pilot)
+            if len(app.main.trace.tokens) == 4:
+                break
+        assert app.main.trace.has_grads and len(app.main.trace.tokens) == 4
+        assert "the backward pass still runs over all 4 positions" in screen_text(app, "#side-next")

@@ -122,9 +122,9 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "第 {number} 次抽样：“{token}” · 模型 p {raw} · 抽样 p {p}（T={T}，k={k}）",
     ),
     "kv_cache_one": ("KV cache: computed 1 new position ({kept} kept)", "KV 缓存：只算了 1 个新位置（沿用 {kept} 个）"),
-    "kv_cache_one_grads": (
-        "KV cache: computed 1 new position ({kept} kept); the backward pass runs over all {n}",
-        "KV 缓存：前向只算了 1 个新位置（沿用 {kept} 个）；反向传播仍要走遍全部 {n} 个",
+    "kv_backward_all": (
+        "the backward pass still runs over all {n} positions",
+        "反向传播仍要走遍全部 {n} 个位置",
     ),
     "kv_full_pass": ("no KV cache: computed all {n} positions", "没用 KV 缓存：全部 {n} 个位置重算"),
     "kv_because": ("because {why}", "因为{why}"),

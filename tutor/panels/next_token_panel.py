@@ -78,8 +78,9 @@ def sampled_lines(sampled: Sampled, lang: str) -> list[str]:
         k=top_k_text(sampled.top_k, lang),
     )
     if sampled.full_reason is None:
-        words = "kv_cache_one_grads" if sampled.backward else "kv_cache_one"
-        cost = t(words, lang, kept=sampled.kept, n=sampled.kept + 1)
+        cost = t("kv_cache_one", lang, kept=sampled.kept)
+        if sampled.backward:  # the loss has one more term, and its gradient reaches every position
+            return [f"{run}{drawn}", cost, t("kv_backward_all", lang, n=sampled.kept + 1)]
     else:
         why = t("kv_because", lang, why=t(f"kv_why_{sampled.full_reason}", lang))
         return [f"{run}{drawn}", t("kv_full_pass", lang, n=sampled.computed), why]
@@ -125,7 +126,7 @@ class NextTokenPanel(LiveStatic):
         self._view = view
         n, width = self.list_rows(view, vocab), self.available_width
         made = (trace, view.token, sampling, lang, n, width)
-        if self._made is not None and all(a is b or a == b for a, b in zip(made, self._made, strict=True)):
+        if self._made is not None and made[0] is self._made[0] and made[1:] == self._made[1:]:  # a trace by identity
             return  # the same picture: a step key does not change the guess
         self._made = made
         rows, rest_raw, rest_drawn = next_token_rows(trace, view.token, sampling, n)
@@ -176,10 +177,7 @@ class NextTokenPanel(LiveStatic):
                 for cells, (_, _, raw, p) in zip(numbers, rows, strict=True)
             ]
             table = text_table(columns, with_bars)
-        lines = [title, settings, formula, *table]
-        if vocab > len(rows):
-            others = t("sample_rest", lang, n=vocab - len(rows), raw=percent(rest[0]), p=percent(rest[1]))
-            lines.append(Text(others, style="dim"))
+        lines = [title, settings, formula]  # then what the last draw gave: in view however short the panel
         if sampling.generating is not None:
             done, total = sampling.generating
             lines.append(Text(t("sample_generating", lang, done=done, n=total), style="bold yellow"))
@@ -188,6 +186,10 @@ class NextTokenPanel(LiveStatic):
         if view.token != view.n_tokens - 1:
             last = visible_piece(trace.pieces[-1])
             lines.append(Text(t("sample_from_last", lang, token=last, pos=view.n_tokens - 1), style="dim"))
+        lines += table
+        if vocab > len(rows):
+            others = t("sample_rest", lang, n=vocab - len(rows), raw=percent(rest[0]), p=percent(rest[1]))
+            lines.append(Text(others, style="dim"))
         lines.append(Text(t("sample_keys", lang, n=GENERATE_N), style="dim"))
         picture = Text("\n").join(lines)
         picture.no_wrap, picture.overflow = True, "ellipsis"  # a long line is cut, never wrapped into the table
