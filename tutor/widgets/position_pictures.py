@@ -34,7 +34,7 @@ from tutor.widgets.value_map import ValueMap
 
 WAVE_STYLES = (("#ff7f50", "•"), ("#40c0ff", "o"), ("#a0e040", "+"), ("#e0a0ff", "x"))
 PARTS = frozenset({"map", "waves", "dots", "dials"})
-CHARTS_WIDTH = 60  # the charts beside the heatmap need this much, else they sit side by side above it
+CHART_WIDTH = 40  # a chart beside the heatmap needs this much; two stacked charts 60, else they go above it
 
 
 class PositionPictures(Vertical):
@@ -54,9 +54,12 @@ class PositionPictures(Vertical):
     PositionPictures > Dials { height: 1fr; min-height: 7; max-height: 12; }
     """
 
-    def __init__(self, parts: Iterable[str] = PARTS, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self, parts: Iterable[str] = PARTS, *, note: bool = True, id: str | None = None, classes: str | None = None
+    ) -> None:
         super().__init__(id=id, classes=classes)
         self.parts = frozenset(parts)
+        self.note = note  # the words over the pictures (a screen with its own notes leaves them out)
         self.key: object = None  # what the pictures show now
         self.map_width = 0
 
@@ -80,8 +83,9 @@ class PositionPictures(Vertical):
         self.query_one("#pp-dots").display = "dots" in shown
         self.query_one("#pp-charts").display = bool(shown & {"waves", "dots"})
         self.query_one("#pp-top").display = bool(shown & {"map", "waves", "dots"})
-        self.query_one("#pp-dials").display = self.query_one("#pp-dials-note").display = "dials" in shown
-        self.query_one("#pp-note").display = bool(shown & {"map", "waves", "dots"})
+        self.query_one("#pp-dials").display = "dials" in shown
+        self.query_one("#pp-dials-note").display = self.note and "dials" in shown
+        self.query_one("#pp-note").display = self.note and bool(shown & {"map", "waves", "dots"})
 
     def on_resize(self, event: Resize) -> None:
         self._layout_for(event.size.width)
@@ -89,7 +93,8 @@ class PositionPictures(Vertical):
     def _layout_for(self, width: int) -> None:
         """The heatmap beside the charts when both fit, else the charts side by side over the heatmap."""
         both = {"map"} <= self.parts and bool(self.parts & {"waves", "dots"})
-        narrow = both and width < self.map_width + CHARTS_WIDTH
+        charts = len(self.parts & {"waves", "dots"})
+        narrow = both and width < self.map_width + (CHART_WIDTH if charts == 1 else 60)
         self.set_class(narrow, "-narrow")
         self.value_map.styles.width = "1fr" if narrow or not both else self.map_width
 
