@@ -309,15 +309,20 @@ async def test_explorer_pictures_follow_the_typed_base(store) -> None:
             for j, series in zip(wave_dims(64), table_pictures.waves.series, strict=True):
                 assert np.array_equal(np.asarray(series.ys), table[:, j])
                 assert f"λ{2 * math.pi * base ** ((j // 2 * 2) / 64):.3g}" in series.name
-            (curve,) = similarity.dots.series
+            curve, trained = similarity.dots.series
             pe = table.astype(np.float64)
             assert np.allclose(curve.ys, pe[0] @ pe.T, atol=1e-5)
+            assert trained.dashed and trained.name == "base 10000, trained"
+            assert np.array_equal(trained.ys, pe_dot_by_distance(np.arange(64), 64, 10000.0))
             p = max(1, len(screen.gpt.prompt_tokens(screen.prompt)[0]) - 1)  # the prompt's last token
             dials = rope.query_one(Dials).dials
             a, _, delta = rope_pair_angles(p, 0, 16, base, 0)
             assert dials[0].caption[1] == f"(p−q)·ω {delta:+.2f}"
             assert dials[0].hands[1].angle == a
         assert table_pictures.value_map.marked == frozenset(range(3))  # the prompt's positions
+        await pilot.press("f3")  # back to the trained base: one curve
+        await settle(pilot)
+        assert len(similarity.dots.series) == 1
 
 
 async def test_explorer_prompt_keystrokes_keep_the_pictures(store) -> None:

@@ -111,6 +111,7 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "pp_distance": ("distance |p − q|", "距离 |p − q|"),
     "pp_position": ("pos", "位置 pos"),
     "pp_dot": ("Σᵢ cos(|p−q|·ωᵢ)", "Σᵢ cos(|p−q|·ωᵢ)"),
+    "pp_reference": ("base {base}, trained", "训练时的基数 {base}"),
     "pp_mean": ("mean", "平均"),
     "pp_lowest": ("lowest", "最低"),
     "pp_highest": ("highest", "最高"),

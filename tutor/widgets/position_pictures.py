@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
@@ -100,9 +101,13 @@ class PositionPictures(Vertical):
 
     # -- what is shown ---------------------------------------------------------------------------
 
-    def show_sinusoidal(self, n: int, d: int, base: float, lang: str, marked: Sequence[int] = ()) -> None:
-        """The sinusoidal table of n positions × d dimensions for `base`."""
-        key = ("sinusoidal", n, d, base, lang)
+    def show_sinusoidal(
+        self, n: int, d: int, base: float, lang: str, marked: Sequence[int] = (), reference: float | None = None
+    ) -> None:
+        """The sinusoidal table of n positions × d dimensions for `base`; with another `reference` base (the one
+        the model was trained with), its dot-product curve too, dashed, to compare."""
+        reference = reference if reference != base else None
+        key = ("sinusoidal", n, d, base, reference, lang)
         self._mark(marked)
         if key == self.key:
             return
@@ -118,6 +123,10 @@ class PositionPictures(Vertical):
         self.waves.set_series(waves, x_label=t("pp_position", lang), y_label=t("pp_waves_title", lang))
         curve, gap = sinusoidal_dots(n, d, base)
         dots = [Series(t("pp_dot", lang), range(n), curve, WAVE_STYLES[0][0], "•")]
+        if reference is not None:
+            trained, _ = sinusoidal_dots(n, d, reference)
+            name = t("pp_reference", lang, base=f"{reference:g}")
+            dots.append(Series(name, range(n), trained, WAVE_STYLES[1][0], "-", dashed=True))
         self.dots.set_series(dots, x_label=t("pp_distance", lang), y_label=t("pp_dots_title", lang))
         self.gap = gap
         self._note(t("pp_sinusoidal_note", lang, base=f"{base:g}", d=d, n=n, gap=f"{gap:.1e}"))
@@ -195,7 +204,8 @@ class PositionPictures(Vertical):
         value_map = self.value_map
         title = t("pp_map_title", lang, what=what, last=table.shape[1] - 1)
         value_map.set_values(table, scale=_scale(table), row_title=t("pp_pos", lang), column_title=title, key=key)
-        self.map_width = value_map.label_width + table.shape[1] + 2  # and a scrollbar
+        # the cells and a scrollbar; a narrow table (RoPE's d_head) keeps room for its title and legend
+        self.map_width = value_map.label_width + max(table.shape[1] + 2, cell_len(title) + 25)
         self._layout_for(self.size.width)
 
     def _note(self, words: str) -> None:

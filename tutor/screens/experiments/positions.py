@@ -247,7 +247,8 @@ class PositionsScreen(ExperimentScreen):
         marked = range(min(self.prompt_positions, n))
         for name in ("table", "similarity"):
             pictures = self.query_one(f"#pos-{name}-pictures", PositionPictures)
-            pictures.show_sinusoidal(n, d, self.base, self.lang, marked=marked)
+            reference = self.trained_base if self.uses_base and name == "similarity" else None
+            pictures.show_sinusoidal(n, d, self.base, self.lang, marked=marked, reference=reference)
         p = max(1, min(self.prompt_positions, n) - 1)  # the prompt's last token, turned against the first's
         self.query_one("#pos-rope-pictures", PositionPictures).show_rope(d_head, self.base, p, 0, self.lang)
 
