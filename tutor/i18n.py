@@ -97,8 +97,8 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
     # -- positional encoding as pictures (tutor/widgets/position_pictures.py) --
-    "pp_pos": ("pos↓", "位置↓"),
-    "pp_map_title": ("{what}, dim 0…{last} →", "{what}，维度 0…{last} →"),
+    "pp_pos": ("pos ↓", "位置 ↓"),
+    "pp_map_title": ("{what}: dim 0…{last} →", "{what}：维度 0…{last} →"),
     "pp_waves_title": ("PE(pos, dim) against pos", "PE(pos, dim) 随位置的变化"),
     "pp_learned_waves_title": ("W_pos[pos, dim] against pos", "W_pos[pos, dim] 随位置的变化"),
     "pp_wave": ("dim {j} λ{wavelength}", "维{j} λ{wavelength}"),

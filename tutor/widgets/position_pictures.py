@@ -205,7 +205,7 @@ class PositionPictures(Vertical):
         title = t("pp_map_title", lang, what=what, last=table.shape[1] - 1)
         value_map.set_values(table, scale=_scale(table), row_title=t("pp_pos", lang), column_title=title, key=key)
         # the cells and a scrollbar; a narrow table (RoPE's d_head) keeps room for its title and legend
-        self.map_width = value_map.label_width + max(table.shape[1] + 2, cell_len(title) + 25)
+        self.map_width = value_map.label_width + max(table.shape[1] + 2, cell_len(title) + 32)
         self._layout_for(self.size.width)
 
     def _note(self, words: str) -> None:

@@ -4,8 +4,8 @@ With colour, each cell is the half block '▀' carrying two rows of the table: t
 in its foreground, the lower row's in its background, so a 64 × 64 table takes 32 lines. Colours
 come from `diverging_style` (blue below 0, red above). Without colour (NO_COLOR) each row of the
 table takes a line of its own and each cell is a `shade_glyph` of where the value sits between
-−scale (' ') and +scale ('█'). The header (a title, the column ticks) stays on top while the rows scroll; a
-legend line closes the picture.
+−scale (' ') and +scale ('█'). Two lines stay on top while the rows scroll: the title with the axes'
+names and the legend (the scale's ends, the colours or shades between), then the column ticks.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.events import Resize
@@ -89,7 +88,8 @@ class ValueMap(QuietScrollView):
 
     @property
     def label_width(self) -> int:
-        return max(len(str(max(0, len(self.values) - 1))), cell_len(self.row_title)) + 2
+        """A line's first row number and a mark: narrow, so that 64 columns fit an 70-cell panel with a scrollbar."""
+        return len(str(max(0, len(self.values) - 1))) + 1
 
     def lines_of_rows(self, no_color: bool | None = None) -> int:
         """Terminal lines the table's rows take."""
@@ -152,12 +152,11 @@ class ValueMap(QuietScrollView):
                 if j % TICK_EVERY == 0 and j - scroll_x + len(str(j)) <= len(shown):
                     at = j - scroll_x
                     ticks[at : at + len(str(j))] = list(str(j))
-            title = self.row_title.ljust(label_width - cell_len(self.row_title) + len(self.row_title))
-            segments = [Segment(title, dim), Segment("".join(ticks), dim)]
+            segments = [Segment(" " * label_width, dim), Segment("".join(ticks), dim)]
             return Strip(segments).crop(0, width).extend_cell_length(width, base)
         per = rows_per_line(no_color)
         top = line * per
-        label = f"{top}".rjust(label_width - 2) + ("▸ " if marked else "  ")
+        label = f"{top}".rjust(label_width - 1) + ("▸" if marked else " ")
         label_style = base + Style(bold=True, reverse=True) if marked else dim
         segments = [Segment(label, label_style)]
         for j in shown:
@@ -174,9 +173,8 @@ class ValueMap(QuietScrollView):
     def _title(self, width: int, no_color: bool) -> Strip:
         """The title, then the legend '−1.00 ░▒▓█ +1.00': the scale's two ends and the shades (or colours) between."""
         base = self.rich_style
-        segments = [
-            Segment(" " * self.label_width + self.column_title + f"  {-self.scale:+.2f} ", base + Style(dim=True))
-        ]
+        title = f"{self.column_title}  {self.row_title}" if self.row_title else self.column_title
+        segments = [Segment(title + f"  {-self.scale:+.2f} ", base + Style(dim=True))]
         for step in np.linspace(-1.0, 1.0, 9):
             value = float(step) * self.scale
             if no_color:
