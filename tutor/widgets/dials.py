@@ -146,7 +146,10 @@ class Dials(Widget):
                 r = radius * k / (radius * 2)
                 dot(cx + r * math.cos(hand.angle), cy - r * math.sin(hand.angle), hand.color)
         cells = [
-            [(chr(0x2800 + bits[y][x]), Style(color=owner[y][x] or None, dim=not owner[y][x])) for x in range(columns)]
+            [
+                (chr(0x2800 + bits[y][x]) if bits[y][x] else " ", Style(color=owner[y][x] or None, dim=not owner[y][x]))
+                for x in range(columns)
+            ]
             for y in range(rows)
         ]
         labelled: set[tuple[int, int]] = set()
