@@ -23,7 +23,7 @@ from model.hooks import Stopped
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
 from model.params import init_params, parameter_shapes
-from model.positions import rope, sinusoidal_positions
+from model.positions import pe_dot_by_distance, pe_wavelengths, rope, sinusoidal_positions
 from model.tokenizer import CharTokenizer, Tokenizer, TokenizerError
 from model.trace import Step, Trace, build_steps
 from model.weights import SHIPPED_DIR, WeightsError, load_checkpoint, save_checkpoint, shipped_models
@@ -58,6 +58,8 @@ __all__ = [
     "mlp",
     "multi_head_attention",
     "parameter_shapes",
+    "pe_dot_by_distance",
+    "pe_wavelengths",
     "rope",
     "sample",
     "save_checkpoint",

@@ -27,6 +27,10 @@ STATES = {
     # the depth lab (F10 → The depth lab): as it opens (the loss curves), and its ‖∂L/∂θ‖ per block
     "depth": ["experiment:depth"],
     "depth-grad": ["experiment:depth", "v", "v", "v"],
+    # the positions explorer's pictures: the PE heatmap and waves, the PE(p)·PE(q) curve, RoPE's dials
+    "positions-pictures": ["experiment:positions"],
+    "positions-curve": ["experiment:positions", "f6"],
+    "positions-dials": ["experiment:positions", "f6", "f6"],
 }
 
 
