@@ -23,7 +23,7 @@ from model.hooks import Stopped
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
 from model.params import init_params, parameter_shapes
-from model.positions import rope, sinusoidal_positions
+from model.positions import pe_dot_by_distance, pe_wavelengths, rope, sinusoidal_positions
 from model.sampling import sample, sample_rng, sampling_probs, top_k_mask, top_order
 from model.tokenizer import CharTokenizer, Tokenizer, TokenizerError
 from model.trace import Step, Trace, build_steps
@@ -59,6 +59,8 @@ __all__ = [
     "mlp",
     "multi_head_attention",
     "parameter_shapes",
+    "pe_dot_by_distance",
+    "pe_wavelengths",
     "rope",
     "sample",
     "sample_rng",

@@ -160,6 +160,47 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "generate_stopped": ("Generation stopped: {done} of {n} drawn.", "生成已停止：抽了 {done}/{n} 个。"),
     "temperature_set": ("T = {T}", "温度 T = {T}"),
     "top_k_set": ("top-k = {k}", "top-k = {k}"),
+    # -- positional encoding as pictures (tutor/widgets/position_pictures.py) --
+    "pp_pos": ("pos ↓", "位置 ↓"),
+    "pp_map_title": ("{what}: dim 0…{last} →", "{what}：维度 0…{last} →"),
+    "pp_waves_title": ("PE(pos, dim) against pos", "PE(pos, dim) 随位置的变化"),
+    "pp_learned_waves_title": ("W_pos[pos, dim] against pos", "W_pos[pos, dim] 随位置的变化"),
+    "pp_wave": ("dim {j} λ{wavelength}", "维{j} λ{wavelength}"),
+    "pp_learned_wave": ("dim {j}", "维 {j}"),
+    "pp_dots_title": ("PE(p)·PE(q) against |p − q|", "PE(p)·PE(q) 随距离 |p − q| 的变化"),
+    "pp_learned_dots_title": (
+        "W_pos[p]·W_pos[q] against |p − q|",
+        "W_pos[p]·W_pos[q] 随距离 |p − q| 的变化",
+    ),
+    "pp_distance": ("distance |p − q|", "距离 |p − q|"),
+    "pp_position": ("pos", "位置 pos"),
+    "pp_dot": ("Σᵢ cos(|p−q|·ωᵢ)", "Σᵢ cos(|p−q|·ωᵢ)"),
+    "pp_reference": ("base {base}, trained", "训练时的基数 {base}"),
+    "pp_mean": ("mean", "平均"),
+    "pp_lowest": ("lowest", "最低"),
+    "pp_highest": ("highest", "最高"),
+    "pp_sinusoidal_note": (
+        "λ = 2π·base^(2i/d) positions a turn. PE(p)·PE(q) depends only on |p − q|: over all p, q < {n} it is "
+        "off the curve by ≤ {gap}.",
+        "λ = 2π·base^(2i/d)，即转一圈所需的位置数。PE(p)·PE(q) 只取决于 |p − q|：在所有 p, q < {n} 上，"
+        "它与曲线相差不超过 {gap}。",
+    ),
+    "pp_learned_note": (
+        "Learned W_pos, d = {d}: no formula, training chose it. At one distance the dot products spread by up to "
+        "{spread}: they need not depend on the distance alone.",
+        "可学习的 W_pos，d = {d}：没有公式，是训练出来的。同一距离下点积最多相差 {spread}：不一定只取决于距离。",
+    ),
+    "pp_dial": ("pair {i} ω={omega}", "第 {i} 对 ω={omega}"),
+    "pp_dial_angles": ("p={p} {a} q={q} {b}", "p={p} {a} q={q} {b}"),
+    "pp_dial_between": ("(p−q)·ω {delta}", "夹角 {delta}"),
+    "pp_rope_dials_note": (
+        "Dials: pair i of q at p turned p·ωᵢ (hand p), of k at q turned q·ωᵢ (hand q); between: (p − q)·ωᵢ.",
+        "表盘：位置 p 的 q 第 i 对转 p·ωᵢ（指针 p），位置 q 的 k 转 q·ωᵢ（指针 q）；夹角 (p − q)·ωᵢ。",
+    ),
+    "pp_nope": (
+        "No positions here, so no picture: without them attention sees the prompt as a bag of tokens.",
+        "这里没有位置编码，也就没有图：没有位置，注意力眼中的提示词只是一袋词元。",
+    ),
 }
 
 EMBED_FORMULAS: dict[str, str] = {  # by the model's positional encoding
