@@ -96,7 +96,53 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "no_quiz": ("Lesson '{id}' has no quick check.", "课程“{id}”没有小测验。"),
     "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
+    # -- the step's vectors (tutor/panels/step_vectors_panel.py) and the LayerNorm tab's rows --
+    "sv_read": ("reads {hook}", "读入 {hook}"),
+    "sv_added": ("adds {hook}", "加上 {hook}"),
+    "sv_written": ("writes {hook}", "写出 {hook}"),
+    "sv_ln_x": ("x, the input ({hook})", "x：输入（{hook}）"),
+    "sv_ln_xhat": ("x̂ = (x − μ)/√(σ²+ε) ({hook})", "x̂ = (x − μ)/√(σ²+ε)（{hook}）"),
+    "sv_ln_y": ("y = γ·x̂ + β, the output ({hook})", "y = γ·x̂ + β：输出（{hook}）"),
+    "sv_gamma_beta": (
+        "γ and β, learned, the same for every token ({name}.g, {name}.b)",
+        "γ 和 β：训练学到的，每个词元都用同一组（{name}.g、{name}.b）",
+    ),
+    "sv_ln_token": ("{token}: x → x̂ → y = γ·x̂ + β", "{token}：x → x̂ → y = γ·x̂ + β"),
+    "sv_ln_note": ("{token}: μ {mu}, √(σ²+ε) {s}", "{token}：μ {mu}，√(σ²+ε) {s}"),
+    "sv_attn_in": ("input: what attention reads ({hook})", "输入：注意力读入的向量（{hook}）"),
+    "sv_attn_out": ("output: what it writes ({hook})", "输出：注意力写出的向量（{hook}）"),
+    "sv_scores": (
+        "q·k/√d_head, scaled scores before softmax · head {head}/{heads} · row = query, column = key, · = masked",
+        "softmax 之前的 q·k/√d_head（已除以 √d_head）· 头 {head}/{heads} · 行 = 查询，列 = 键，· = 被遮住",
+    ),
+    "sv_no_residual": ("No residual: this output is the new stream", "没有残差连接：这个输出直接就是新的残差流"),
+    "sv_resid_x": ("x, the stream before ({hook})", "x：相加之前的残差流（{hook}）"),
+    "sv_resid_f": ("F(x), the sublayer's output ({hook})", "F(x)：子层的输出（{hook}）"),
+    "sv_resid_sum": ("x + F(x), the stream after ({hook})", "x + F(x)：相加之后的残差流（{hook}）"),
+    "sv_postnorm": (
+        "Post-norm: the next step is a LayerNorm of this sum",
+        "后置归一化：下一步就对这个和做 LayerNorm",
+    ),
+    "sv_mlp_in": ("input ({hook})", "输入（{hook}）"),
+    "sv_mlp_pre": ("hidden units before GELU, {n} of them ({hook})", "GELU 之前的隐藏单元，共 {n} 个（{hook}）"),
+    "sv_mlp_post": ("after GELU ({hook})", "经过 GELU 之后（{hook}）"),
+    "sv_mlp_out": ("output, back to d_model ({hook})", "输出，回到 d_model 维（{hook}）"),
+    "sv_mlp_active": ("most active units of {token}: {dims}", "{token} 最活跃的隐藏单元：{dims}"),
+    "sv_final": ("the final vector x ({hook})", "最后的向量 x（{hook}）"),
+    "sv_wu": (
+        "rows of W_U = W_E (tied) for the top {k} after {token}, each labelled with x · row = its logit",
+        "W_U = W_E（与嵌入共用）里 {token} 之后前 {k} 名的行，标签上是 x · 行 = 它的 logit",
+    ),
+    "sv_product": (
+        "x ⊙ W_E[{piece}], term by term: they add up to its logit {logit}",
+        "x ⊙ W_E[{piece}] 逐项相乘：全部加起来就是它的 logit {logit}",
+    ),
+    "sv_dot": (
+        "x[{pos}] · W_E[{piece}] = {dot} = logits[{pos}, {piece}] {logit} in the trace",
+        "x[{pos}] · W_E[{piece}] = {dot}，正是轨迹里的 logits[{pos}, {piece}] {logit}",
+    ),
 }
+
 
 EMBED_FORMULAS: dict[str, str] = {  # by the model's positional encoding
     "sinusoidal": "x = W_E[token] + PE(pos)",

@@ -26,11 +26,13 @@ CELL = 6  # five characters and a gap
 
 @dataclass(frozen=True)
 class GridRow:
-    """One row: a label and its values; a row without values is a section title."""
+    """One row: a label and its values; a row without values is a section title. `scale`: the row's own
+    colour scale (a section of small values beside one of large ones), else the grid's."""
 
     label: str
     values: np.ndarray | None = None
     highlight: bool = False
+    scale: float | None = None
 
 
 def fit_cells(text: str, width: int) -> str:
@@ -146,7 +148,8 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         row = self.rows[index]
         if row.values is None:
             return self._draw_row(row, width, first)
-        key = (row.label, row.highlight, row.values.tobytes(), width, first, self.scale, self.style_for, self.number)
+        scale = self.scale if row.scale is None else row.scale
+        key = (row.label, row.highlight, row.values.tobytes(), width, first, scale, self.style_for, self.number)
         strip = self._row_lines.get(key)
         if strip is None:
             if len(self._row_lines) > 4096:
@@ -167,8 +170,9 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         segments = [
             Segment(seg.text, base + seg.style if seg.style else base) for seg in label.render(self.app.console)
         ]
+        scale = self.scale if row.scale is None else row.scale
         for value in row.values[first : first + n_cells]:
             value = float(value)
-            segments.append(Segment(self.number(value).rjust(CELL - 1), base + self.style_for(value, self.scale)))
+            segments.append(Segment(self.number(value).rjust(CELL - 1), base + self.style_for(value, scale)))
             segments.append(Segment(" ", base))
         return Strip(segments).crop(0, width).extend_cell_length(width, base)
