@@ -112,8 +112,8 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "sv_attn_in": ("input: what attention reads ({hook})", "输入：注意力读入的向量（{hook}）"),
     "sv_attn_out": ("output: what it writes ({hook})", "输出：注意力写出的向量（{hook}）"),
     "sv_scores": (
-        "q·k/√d_head, scaled scores before softmax · head {head}/{heads} · row = query, column = key, · = masked",
-        "softmax 之前的 q·k/√d_head（已除以 √d_head）· 头 {head}/{heads} · 行 = 查询，列 = 键，· = 被遮住",
+        "scaled scores q·k/√d_head, before softmax · head {head}/{heads} · row = query, column = key, · = masked",
+        "缩放后的分数 q·k/√d_head（softmax 之前）· 头 {head}/{heads} · 行 = 查询，列 = 键，· = 被掩码遮住",
     ),
     "sv_no_residual": ("No residual: this output is the new stream", "没有残差连接：这个输出直接就是新的残差流"),
     "sv_resid_x": ("x, the stream before ({hook})", "x：相加之前的残差流（{hook}）"),
@@ -123,7 +123,10 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "Post-norm: the next step is a LayerNorm of this sum",
         "后置归一化：下一步就对这个和做 LayerNorm",
     ),
-    "sv_mlp_in": ("input ({hook})", "输入（{hook}）"),
+    "sv_mlp_in": (
+        "the MLP's input x ({hook}): hook_pre = x W_in + b_in",
+        "MLP 的输入 x（{hook}）：hook_pre = x W_in + b_in",
+    ),
     "sv_mlp_pre": ("hidden units before GELU, {n} of them ({hook})", "GELU 之前的隐藏单元，共 {n} 个（{hook}）"),
     "sv_mlp_post": ("after GELU ({hook})", "经过 GELU 之后（{hook}）"),
     "sv_mlp_out": ("output, back to d_model ({hook})", "输出，回到 d_model 维（{hook}）"),

@@ -134,12 +134,13 @@ def mlp_hooks(step: Step) -> tuple[str, str]:
 
 
 def mlp_rows(trace: Trace, step: Step, token: int, lang: str) -> list[GridRow]:
-    """The MLP: its input, the hidden units before GELU (hook_pre) and after (hook_post), its output."""
+    """The MLP: the hidden units before GELU (hook_pre) and after (hook_post) first (what only this step
+    shows, in view on a small screen), then its input and its output."""
     pre, post = mlp_hooks(step)
     width = trace[pre].shape[-1]
-    rows = token_rows(trace, t("sv_mlp_in", lang, hook=step.in_hook), trace[step.in_hook], token)
-    rows += token_rows(trace, t("sv_mlp_pre", lang, hook=pre, n=width), trace[pre], token)
+    rows = token_rows(trace, t("sv_mlp_pre", lang, hook=pre, n=width), trace[pre], token)
     rows += token_rows(trace, t("sv_mlp_post", lang, hook=post), trace[post], token)
+    rows += token_rows(trace, t("sv_mlp_in", lang, hook=step.in_hook), trace[step.in_hook], token)
     return rows + token_rows(trace, t("sv_mlp_out", lang, hook=step.out_hook), trace[step.out_hook], token)
 
 
