@@ -170,11 +170,13 @@ def unembed_guesses(trace: Trace, gpt: GPT, step: Step, token: int, k: int = TOP
     ]
 
 
-def unembed_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -> list[GridRow]:
+def unembed_rows(
+    trace: Trace, gpt: GPT, step: Step, token: int, lang: str, guesses: list[Guess] | None = None
+) -> list[GridRow]:
     """The final vector of every token; the rows of W_U for the top guesses after the selected token, each
     labelled with its logit; and the selected token's x ⊙ W_U[top] term by term (their sum is that logit)."""
     rows = token_rows(trace, t("sv_final", lang, hook=step.in_hook), trace[step.in_hook], token)
-    guesses = unembed_guesses(trace, gpt, step, token)
+    guesses = unembed_guesses(trace, gpt, step, token) if guesses is None else guesses
     w_u = gpt.params["wte"]
     chosen = [w_u[g.token] for g in guesses]
     scale = section_scale(*chosen)
@@ -189,8 +191,8 @@ def unembed_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -> l
     return rows
 
 
-def unembed_note(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -> str:
-    guesses = unembed_guesses(trace, gpt, step, token, k=1)
+def unembed_note(guesses: list[Guess], token: int, lang: str) -> str:
+    """x · W_U[top] worked out beside the trace's logit: the same number."""
     if not guesses:
         return ""
     top = guesses[0]
@@ -233,8 +235,9 @@ def step_picture(view: View) -> Picture:
         width = trace[mlp_hooks(step)[0]].shape[-1]
         return Picture(note, tuple(mlp_rows(trace, step, token, lang)), dims(width))
     if step.kind == "unembed":
-        rows = tuple(unembed_rows(trace, gpt, step, token, lang))
-        return Picture(unembed_note(trace, gpt, step, token, lang), rows, d_model)
+        guesses = unembed_guesses(trace, gpt, step, token)
+        rows = tuple(unembed_rows(trace, gpt, step, token, lang, guesses))
+        return Picture(unembed_note(guesses, token, lang), rows, d_model)
     return Picture("", tuple(embed_rows(trace, step, token, lang)), d_model)
 
 
