@@ -232,18 +232,23 @@ async def test_every_step_draws_at_80x24(store, lang: str) -> None:
         assert main.query_one(LayerNormPane).query_one("#layernorm-grid", HeatmapGrid).rows
 
 
-async def test_post_norm_steps_draw(store) -> None:
-    gpt, _ = traced("deep-postnorm")
+@pytest.mark.parametrize(("name", "steps"), [("deep-postnorm", 14), ("noresidual", None)])
+async def test_post_norm_and_no_residual_steps_draw(store, name: str, steps: int | None) -> None:
+    gpt, _ = traced(name)
     app = make_app(store, gpt=gpt)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+u", *PROMPT)
         await settle(pilot)
         main = app.main
-        main.query_one("#panels").active = "vectors"
-        for step in main.trace.steps[:12]:
+        for step in main.trace.steps[:steps]:
             main.goto_step_index(step.index)
             main.query_one("#panels").active = "vectors"
             main.refresh_panels()
             await pilot.pause()
+            text = screen_text(app, "#vectors")
             if step.kind == "residual":
-                assert "Post-norm: the next step is a LayerNorm of this sum" in screen_text(app, "#vectors")
+                assert "Post-norm: the next step is a LayerNorm of this sum" in text
+            if step.kind == "attention":
+                assert ("No residual: this output is the new stream" in text) == (name == "noresidual")
+            if step.kind != "embed":
+                assert step.out_hook in text or step.kind == "unembed", (step.name, text)
