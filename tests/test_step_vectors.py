@@ -7,14 +7,16 @@ from functools import cache
 import numpy as np
 import pytest
 from helpers import make_app, screen_text, settle
+from rich.cells import cell_len
 
 import model
 from model import GPT, Trace
 from tutor.panels.layernorm_panel import LayerNormPane, layernorm_rows
-from tutor.panels.step_vectors_panel import StepVectorsPanel, step_picture, unembed_guesses
+from tutor.panels.step_vectors_panel import StepVectorsPanel, short_hook, step_picture, unembed_guesses
 from tutor.panels.vectors_panel import VectorsPanel
 from tutor.view import View, fmt, top_dims, visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
+from tutor.widgets.legend import scale_text
 
 PROMPT = "猫追狗"
 TOKEN = 1  # not the last: the highlighted rows must follow the cursor, not the end
@@ -65,7 +67,7 @@ def test_every_step_kind_shows_the_arrays_of_the_trace(name: str) -> None:
             for title, start in zip(titles, ("x, the input", "x̂ = (x − μ)/√(σ²+ε)", "y = γ·x̂ + β"), strict=False):
                 assert title.startswith(start), title
             for (title, rows), hook in zip(parts, (step.in_hook, prefix + ".hook_xhat", step.out_hook), strict=False):
-                assert hook in title
+                assert short_hook(hook) in title
                 assert_token_rows(trace, rows, trace[hook])
             gamma_beta = parts[3][1]
             assert [r.label for r in gamma_beta] == ["γ", "β"]
@@ -74,7 +76,7 @@ def test_every_step_kind_shows_the_arrays_of_the_trace(name: str) -> None:
             mu = trace[prefix + ".hook_mean"][TOKEN, 0]
             assert f"μ {mu:+.3f}" in picture.note
         elif step.kind == "attention":
-            assert step.in_hook in titles[0] and step.out_hook == f"blocks.{step.block}.hook_attn_out"
+            assert short_hook(step.in_hook) in titles[0] and step.out_hook == f"blocks.{step.block}.hook_attn_out"
             assert_token_rows(trace, parts[0][1], trace[step.in_hook])
             assert_token_rows(trace, parts[1][1], trace[step.out_hook])
             scores = trace[f"blocks.{step.block}.attn.hook_attn_scores"][2]
@@ -91,7 +93,7 @@ def test_every_step_kind_shows_the_arrays_of_the_trace(name: str) -> None:
             assert step.added_hook is not None
             hooks = (step.in_hook, step.added_hook, step.out_hook)
             for (title, rows), hook in zip(parts, hooks, strict=True):
-                assert hook in title
+                assert short_hook(hook) in title
                 assert_token_rows(trace, rows, trace[hook])
             assert np.array_equal(trace[step.in_hook] + trace[step.added_hook], trace[step.out_hook])
             assert ("Post-norm" in picture.note) == (gpt.config.norm == "post")
@@ -101,7 +103,7 @@ def test_every_step_kind_shows_the_arrays_of_the_trace(name: str) -> None:
             assert picture.columns == tuple(str(i) for i in range(width)) and width == 4 * gpt.config.d_model
             hooks = (pre, post, step.in_hook, step.out_hook)
             for (title, rows), hook in zip(parts, hooks, strict=True):
-                assert hook in title
+                assert short_hook(hook) in title
                 assert_token_rows(trace, rows, trace[hook])
             unit, value = top_dims(trace[post][TOKEN], 1)[0]
             assert f"{trace.pieces[TOKEN]}: {unit} {fmt(value).strip()}" in picture.note
@@ -204,6 +206,17 @@ async def test_stepping_shows_the_step_vectors_panel_with_the_rows_of_each_step(
                 assert picture.rows[0].label[:40] in text, step.name
                 line = next(line for line in text.splitlines() if line.startswith(first.label))
                 assert row_text(first) in line, (step.name, line)
+                assert grid.legend is None  # sections on their own scales: each title shows its own legend
+                for row in grid.rows[:3]:
+                    if row.values is None and row.scale is not None and cell_len(row.label) + 32 <= grid.size.width:
+                        title_line = next(line for line in text.splitlines() if line.startswith(row.label))
+                        expected = (
+                            f"−{scale_text(row.scale).lstrip('+')} ",
+                            f" +{scale_text(row.scale).lstrip('+')}",
+                        )
+                        assert all(end in title_line for end in expected), (step.name, title_line)
+                        values = next(r.values for r in grid.rows[grid.rows.index(row) + 1 :] if r.values is not None)
+                        assert np.abs(values).max() <= row.scale
                 if step.kind == "attention":
                     scores = main.query_one("#sv-scores", HeatmapGrid)
                     assert scores.display and same_rows(scores.rows, picture.score_rows)
@@ -251,4 +264,4 @@ async def test_post_norm_and_no_residual_steps_draw(store, name: str, steps: int
             if step.kind == "attention":
                 assert ("No residual: this output is the new stream" in text) == (name == "noresidual")
             if step.kind != "embed":
-                assert step.out_hook in text or step.kind == "unembed", (step.name, text)
+                assert short_hook(step.out_hook) in text or step.kind == "unembed", (step.name, text)

@@ -13,7 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 
 from model import Step, Trace
 from tutor.i18n import t
-from tutor.panels.step_vectors_panel import dims, norm_token_rows, token_rows
+from tutor.panels.step_vectors_panel import dims, norm_token_rows, short_hook, token_rows
 from tutor.step_words import step_label
 from tutor.text_table import Column, text_table
 from tutor.view import View, visible_piece
@@ -95,8 +95,10 @@ def layernorm_rows(view: View, step: Step) -> list[GridRow]:
     trace, lang, prefix = view.trace, view.lang, step.out_hook.rsplit(".", 1)[0]
     rows = norm_token_rows(trace, view.gpt, step, view.token, lang)
     xhat_hook = prefix + ".hook_xhat"
-    rows += token_rows(trace, t("sv_ln_xhat", lang, hook=xhat_hook), trace[xhat_hook], view.token)
-    return rows + token_rows(trace, t("sv_ln_y", lang, hook=step.out_hook), trace[step.out_hook], view.token)
+    rows += token_rows(trace, t("sv_ln_xhat", lang, hook=short_hook(xhat_hook)), trace[xhat_hook], view.token)
+    return rows + token_rows(
+        trace, t("sv_ln_y", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], view.token
+    )
 
 
 class LayerNormPane(Vertical):

@@ -11,6 +11,7 @@ them out, and sets a grid again only when what it shows has changed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,11 +53,16 @@ def token_label(pos: int, piece: str) -> str:
 def token_rows(trace: Trace, title: str, array: np.ndarray, token: int) -> list[GridRow]:
     """A section: its title, then one row per token `array[pos]` labelled with the token and its ‖·‖."""
     scale = section_scale(array)
-    rows = [GridRow(title)]
+    rows = [GridRow(title, scale=scale)]  # the title shows the section's colour scale
     for pos, piece in enumerate(trace.pieces):
         norm = float(np.linalg.norm(array[pos].astype(np.float64)))
         rows.append(GridRow(f"{token_label(pos, piece)} ‖{norm:.2f}‖", array[pos], pos == token, scale))
     return rows
+
+
+def short_hook(hook: str) -> str:
+    """A hook's name without its block ("ln1.hook_normalized"): the step bar says which block."""
+    return re.sub(r"^blocks\.\d+\.", "", hook)
 
 
 def dims(width: int) -> tuple[str, ...]:
@@ -72,18 +78,19 @@ def norm_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -> list
     """LayerNorm: x, x̂ = (x − μ)/√(σ²+ε), y = γ·x̂ + β for every token, then γ and β (one row each)."""
     prefix = ln_prefix(step)
     xhat_hook = prefix + ".hook_xhat"
-    rows = token_rows(trace, t("sv_ln_x", lang, hook=step.in_hook), trace[step.in_hook], token)
-    rows += token_rows(trace, t("sv_ln_xhat", lang, hook=xhat_hook), trace[xhat_hook], token)
-    rows += token_rows(trace, t("sv_ln_y", lang, hook=step.out_hook), trace[step.out_hook], token)
+    rows = token_rows(trace, t("sv_ln_x", lang, hook=short_hook(step.in_hook)), trace[step.in_hook], token)
+    rows += token_rows(trace, t("sv_ln_xhat", lang, hook=short_hook(xhat_hook)), trace[xhat_hook], token)
+    rows += token_rows(trace, t("sv_ln_y", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], token)
     return rows + gamma_beta_rows(gpt, prefix, lang)
 
 
 def gamma_beta_rows(gpt: GPT, prefix: str, lang: str) -> list[GridRow]:
     gamma, beta = gpt.params[prefix + ".g"], gpt.params[prefix + ".b"]
+    scale = section_scale(gamma, beta)
     return [
-        GridRow(t("sv_gamma_beta", lang, name=prefix)),
-        GridRow("γ", gamma, scale=section_scale(gamma)),
-        GridRow("β", beta, scale=section_scale(beta)),
+        GridRow(t("sv_gamma_beta", lang, name=short_hook(prefix)), scale=scale),
+        GridRow("γ", gamma, scale=scale),
+        GridRow("β", beta, scale=scale),
     ]
 
 
@@ -93,7 +100,7 @@ def norm_token_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -
     x, x_hat, y = trace[step.in_hook][token], trace[prefix + ".hook_xhat"][token], trace[step.out_hook][token]
     gamma, beta = gpt.params[prefix + ".g"], gpt.params[prefix + ".b"]
     label = token_label(token, trace.pieces[token])
-    rows = [GridRow(t("sv_ln_token", lang, token=label))]
+    rows = [GridRow(t("sv_ln_token", lang, token=label))]  # each row on its own scale: no one legend
     for name, values in (("x", x), ("x̂", x_hat), ("γ", gamma), ("β", beta), ("y", y)):
         norm = float(np.linalg.norm(values.astype(np.float64)))
         rows.append(GridRow(f"{name} ‖{norm:.2f}‖", values, name in ("x", "y"), section_scale(values)))
@@ -110,22 +117,23 @@ def score_rows(trace: Trace, step: Step, token: int, head: int) -> list[GridRow]
     """q·k/√d_head before softmax for `head`: a row per query, a column per key; masked cells NaN (drawn "·")."""
     scores = trace[f"blocks.{step.block}.attn.hook_attn_scores"][head]
     shown = np.where(np.isneginf(scores), np.nan, scores).astype(np.float32)
-    scale = section_scale(shown)
-    return [GridRow(token_label(pos, piece), shown[pos], pos == token, scale) for pos, piece in enumerate(trace.pieces)]
+    return [GridRow(token_label(pos, piece), shown[pos], pos == token) for pos, piece in enumerate(trace.pieces)]
 
 
 def attention_rows(trace: Trace, step: Step, token: int, lang: str) -> list[GridRow]:
     """Attention: what it reads (the LayerNorm's output, or the stream itself) and what it writes."""
-    rows = token_rows(trace, t("sv_attn_in", lang, hook=step.in_hook), trace[step.in_hook], token)
-    return rows + token_rows(trace, t("sv_attn_out", lang, hook=step.out_hook), trace[step.out_hook], token)
+    rows = token_rows(trace, t("sv_attn_in", lang, hook=short_hook(step.in_hook)), trace[step.in_hook], token)
+    return rows + token_rows(trace, t("sv_attn_out", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], token)
 
 
 def residual_rows(trace: Trace, step: Step, token: int, lang: str) -> list[GridRow]:
     """A residual add y = x + F(x): the stream before, the sublayer's output, the stream after."""
     assert step.added_hook is not None, step
-    rows = token_rows(trace, t("sv_resid_x", lang, hook=step.in_hook), trace[step.in_hook], token)
-    rows += token_rows(trace, t("sv_resid_f", lang, hook=step.added_hook), trace[step.added_hook], token)
-    return rows + token_rows(trace, t("sv_resid_sum", lang, hook=step.out_hook), trace[step.out_hook], token)
+    rows = token_rows(trace, t("sv_resid_x", lang, hook=short_hook(step.in_hook)), trace[step.in_hook], token)
+    rows += token_rows(trace, t("sv_resid_f", lang, hook=short_hook(step.added_hook)), trace[step.added_hook], token)
+    return rows + token_rows(
+        trace, t("sv_resid_sum", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], token
+    )
 
 
 def mlp_hooks(step: Step) -> tuple[str, str]:
@@ -137,11 +145,10 @@ def mlp_rows(trace: Trace, step: Step, token: int, lang: str) -> list[GridRow]:
     """The MLP: the hidden units before GELU (hook_pre) and after (hook_post) first (what only this step
     shows, in view on a small screen), then its input and its output."""
     pre, post = mlp_hooks(step)
-    width = trace[pre].shape[-1]
-    rows = token_rows(trace, t("sv_mlp_pre", lang, hook=pre, n=width), trace[pre], token)
-    rows += token_rows(trace, t("sv_mlp_post", lang, hook=post), trace[post], token)
-    rows += token_rows(trace, t("sv_mlp_in", lang, hook=step.in_hook), trace[step.in_hook], token)
-    return rows + token_rows(trace, t("sv_mlp_out", lang, hook=step.out_hook), trace[step.out_hook], token)
+    rows = token_rows(trace, t("sv_mlp_pre", lang, hook=short_hook(pre)), trace[pre], token)
+    rows += token_rows(trace, t("sv_mlp_post", lang, hook=short_hook(post)), trace[post], token)
+    rows += token_rows(trace, t("sv_mlp_in", lang, hook=short_hook(step.in_hook)), trace[step.in_hook], token)
+    return rows + token_rows(trace, t("sv_mlp_out", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], token)
 
 
 def mlp_note(trace: Trace, step: Step, token: int, lang: str) -> str:
@@ -175,19 +182,20 @@ def unembed_rows(
 ) -> list[GridRow]:
     """The final vector of every token; the rows of W_U for the top guesses after the selected token, each
     labelled with its logit; and the selected token's x ⊙ W_U[top] term by term (their sum is that logit)."""
-    rows = token_rows(trace, t("sv_final", lang, hook=step.in_hook), trace[step.in_hook], token)
+    rows = token_rows(trace, t("sv_final", lang, hook=short_hook(step.in_hook)), trace[step.in_hook], token)
     guesses = unembed_guesses(trace, gpt, step, token) if guesses is None else guesses
     w_u = gpt.params["wte"]
     chosen = [w_u[g.token] for g in guesses]
     scale = section_scale(*chosen)
-    rows.append(GridRow(t("sv_wu", lang, k=len(guesses), token=token_label(token, trace.pieces[token]))))
+    rows.append(GridRow(t("sv_wu", lang, k=len(guesses), token=token_label(token, trace.pieces[token])), scale=scale))
     for guess, values in zip(guesses, chosen, strict=True):
         rows.append(GridRow(f"{fmt(guess.logit).strip()} W_E[{visible_piece(guess.piece)}]", values, scale=scale))
     if guesses:
         top = guesses[0]
         product = trace[step.in_hook][token] * w_u[top.token]
-        rows.append(GridRow(t("sv_product", lang, piece=visible_piece(top.piece), logit=fmt(top.logit).strip())))
-        rows.append(GridRow("x ⊙ w", product, scale=section_scale(product)))
+        scale = section_scale(product)
+        title = t("sv_product", lang, piece=visible_piece(top.piece), logit=fmt(top.logit).strip())
+        rows += [GridRow(title, scale=scale), GridRow("x ⊙ w", product, scale=scale)]
     return rows
 
 
@@ -201,10 +209,10 @@ def unembed_note(guesses: list[Guess], token: int, lang: str) -> str:
 
 
 def embed_rows(trace: Trace, step: Step, token: int, lang: str) -> list[GridRow]:
-    rows = token_rows(trace, t("sv_read", lang, hook=step.in_hook), trace[step.in_hook], token)
+    rows = token_rows(trace, t("sv_read", lang, hook=short_hook(step.in_hook)), trace[step.in_hook], token)
     if step.added_hook:
-        rows += token_rows(trace, t("sv_added", lang, hook=step.added_hook), trace[step.added_hook], token)
-    return rows + token_rows(trace, t("sv_written", lang, hook=step.out_hook), trace[step.out_hook], token)
+        rows += token_rows(trace, t("sv_added", lang, hook=short_hook(step.added_hook)), trace[step.added_hook], token)
+    return rows + token_rows(trace, t("sv_written", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], token)
 
 
 def step_picture(view: View) -> Picture:
