@@ -64,7 +64,7 @@ def test_every_step_kind_shows_the_arrays_of_the_trace(name: str) -> None:
         kinds.add(step.kind)
         if step.kind == "norm":
             prefix = step.out_hook.rsplit(".", 1)[0]
-            for title, start in zip(titles, ("x, the input", "x̂ = (x − μ)/√(σ²+ε)", "y = γ·x̂ + β"), strict=False):
+            for title, start in zip(titles, ("x: input", "x̂ = (x − μ)/√(σ²+ε)", "y = γ·x̂ + β"), strict=False):
                 assert title.startswith(start), title
             for (title, rows), hook in zip(parts, (step.in_hook, prefix + ".hook_xhat", step.out_hook), strict=False):
                 assert short_hook(hook) in title
