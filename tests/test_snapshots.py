@@ -24,6 +24,9 @@ STATES = {
     # backwards from the unembedding: the final LayerNorm, then block 3's residual add with its two paths
     "backward": ["ctrl+u", *"猫追狗的", "shift+up", "ctrl+r", "down", "down"],
     "similarity": ["ctrl+u", *"猫追狗的", "shift+up", "pagedown", "pagedown", *["f6"] * 5],
+    # the step's own vectors: the MLP opens them (hidden units before and after GELU); the unembedding's rows of W_U
+    "mlp-vectors": ["ctrl+u", *"猫追狗", "shift+up", *["down"] * 5],
+    "unembed-vectors": ["ctrl+u", *"猫追狗", "shift+down", *["f6"] * 3],
     # the depth lab (F10 → The depth lab): as it opens (the loss curves), and its ‖∂L/∂θ‖ per block
     "depth": ["experiment:depth"],
     "depth-grad": ["experiment:depth", "v", "v", "v"],

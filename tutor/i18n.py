@@ -201,7 +201,53 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "No positions here, so no picture: without them attention sees the prompt as a bag of tokens.",
         "这里没有位置编码，也就没有图：没有位置，注意力眼中的提示词只是一袋词元。",
     ),
+    # -- the step's vectors (tutor/panels/step_vectors_panel.py) and the LayerNorm tab's rows --
+    "sv_read": ("reads {hook}", "读入 {hook}"),
+    "sv_added": ("adds {hook}", "加上 {hook}"),
+    "sv_written": ("writes {hook}", "写出 {hook}"),
+    "sv_ln_x": ("x: input ({hook})", "x：输入（{hook}）"),
+    "sv_ln_xhat": ("x̂ = (x − μ)/√(σ²+ε) ({hook})", "x̂ = (x − μ)/√(σ²+ε)（{hook}）"),
+    "sv_ln_y": ("y = γ·x̂ + β: output ({hook})", "y = γ·x̂ + β：输出（{hook}）"),
+    "sv_gamma_beta": ("γ and β, shared by all tokens ({name}.g, .b)", "γ 和 β：所有词元共用（{name}.g、.b）"),
+    "sv_ln_token": (
+        "{token}: x → x̂ → y = γ·x̂ + β (colour: each row on its own scale)",
+        "{token}：x → x̂ → y = γ·x̂ + β（颜色：每行各用自己的刻度）",
+    ),
+    "sv_ln_note": ("{token}: μ {mu}, √(σ²+ε) {s}", "{token}：μ {mu}，√(σ²+ε) {s}"),
+    "sv_attn_in": ("input ({hook})", "输入（{hook}）"),
+    "sv_attn_out": ("output ({hook})", "输出（{hook}）"),
+    "sv_scores": (
+        "scaled scores q·k/√d_head, before softmax · head {head}/{heads} · row = query, column = key, · = masked",
+        "缩放后的分数 q·k/√d_head（softmax 之前）· 头 {head}/{heads} · 行 = 查询，列 = 键，· = 被掩码遮住",
+    ),
+    "sv_no_residual": ("No residual: this output is the new stream", "没有残差连接：这个输出直接就是新的残差流"),
+    "sv_resid_x": ("x: stream before ({hook})", "x：相加之前的残差流（{hook}）"),
+    "sv_resid_f": ("F(x): sublayer output ({hook})", "F(x)：子层的输出（{hook}）"),
+    "sv_resid_sum": ("x + F(x): stream after ({hook})", "x + F(x)：相加之后的残差流（{hook}）"),
+    "sv_postnorm": (
+        "Post-norm: the next step is a LayerNorm of this sum",
+        "后置归一化：下一步就对这个和做 LayerNorm",
+    ),
+    "sv_mlp_in": ("input x ({hook})", "输入 x（{hook}）"),
+    "sv_mlp_pre": ("hidden units before GELU ({hook})", "GELU 之前的隐藏单元（{hook}）"),
+    "sv_mlp_post": ("after GELU ({hook})", "经过 GELU 之后（{hook}）"),
+    "sv_mlp_out": ("output, back to d_model ({hook})", "输出，回到 d_model 维（{hook}）"),
+    "sv_mlp_active": ("most active units of {token}: {dims}", "{token} 最活跃的隐藏单元：{dims}"),
+    "sv_final": ("final x ({hook})", "最后的向量 x（{hook}）"),
+    "sv_wu": (
+        "W_U = W_E (tied): the top {k} after {token}, labelled logit = x · row",
+        "W_U = W_E（与嵌入共用）：{token} 之后前 {k} 名的行，标签 = x · 行 = logit",
+    ),
+    "sv_product": (
+        "x ⊙ W_E[{piece}] term by term, sum = logit {logit}",
+        "x ⊙ W_E[{piece}] 逐项相乘，加起来 = logit {logit}",
+    ),
+    "sv_dot": (
+        "x[{pos}] · W_E[{piece}] = {dot} = logits[{pos}, {piece}] {logit} in the trace",
+        "x[{pos}] · W_E[{piece}] = {dot}，正是轨迹里的 logits[{pos}, {piece}] {logit}",
+    ),
 }
+
 
 EMBED_FORMULAS: dict[str, str] = {  # by the model's positional encoding
     "sinusoidal": "x = W_E[token] + PE(pos)",

@@ -21,11 +21,12 @@ from tutor.lessons.links import LessonError, Link, labelled_links, parse_link
 from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
 from tutor.panels.attention_panel import AttentionPanel
 from tutor.panels.gradient_panel import GradientPanel
-from tutor.panels.layernorm_panel import LayerNormPanel
+from tutor.panels.layernorm_panel import LayerNormPane
 from tutor.panels.next_token_panel import NextTokenPanel, sampled_text
 from tutor.panels.residual_panel import ResidualPanel
 from tutor.panels.similarity_panel import SimilarityPanel
 from tutor.panels.step_info import StepInfo
+from tutor.panels.step_vectors_panel import StepVectorsPanel
 from tutor.panels.token_strip import TokenStrip
 from tutor.panels.vectors_panel import VectorsPanel
 from tutor.patches.footer_labels import localize_bindings
@@ -78,7 +79,7 @@ PANEL_FOR_KIND = {
     "norm": "layernorm",
     "attention": "attention",
     "residual": "residual",
-    "mlp": "residual",
+    "mlp": "vectors",  # the hidden units before and after GELU (the StepVectorsPanel)
     "unembed": "next",
 }
 
@@ -205,8 +206,9 @@ class MainScreen(Screen[None]):
                 yield StepInfo(id="stepinfo")
                 yield PanelSwitcher(
                     self.panel_labels(),
-                    VectorsPanel(id="vectors"),  # its grids scroll themselves
-                    VerticalScroll(LayerNormPanel(), id="layernorm"),
+                    # the embedding's vectors at the embed step, the step's own vectors at every other; grids scroll
+                    Vertical(VectorsPanel(), StepVectorsPanel(), id="vectors"),
+                    LayerNormPane(id="layernorm"),
                     VerticalScroll(ResidualPanel(), id="residual"),
                     AttentionPanel(id="attention"),
                     VerticalScroll(NextTokenPanel(), id="next"),
@@ -499,21 +501,33 @@ class MainScreen(Screen[None]):
             return True
         active = tabs.active
         panels = {
-            "vectors": VectorsPanel,
-            "layernorm": LayerNormPanel,
+            "layernorm": LayerNormPane,
             "residual": ResidualPanel,
             "attention": AttentionPanel,
             "next": NextTokenPanel,
             "gradient": GradientPanel,
             "similarity": SimilarityPanel,
         }
-        if active in panels and not (self.has_class("-compact") and self.has_class("-lesson")):
+        if self.has_class("-compact") and self.has_class("-lesson"):
+            pass
+        elif active == "vectors":
+            self.show_vectors(view)
+        elif active in panels:
             pane = self.query_one(f"#{active}")
             (pane if isinstance(pane, panels[active]) else pane.query_one(panels[active])).show(view)
         if self.has_class("-wide"):
             self.query_one("#side-residual", ResidualPanel).show(view)
             self.query_one("#side-next", NextTokenPanel).show(view)
         return True
+
+    def show_vectors(self, view: View) -> None:
+        """The vectors tab: the token and position vectors at the embedding, the step's own vectors elsewhere."""
+        embed = view.step.kind == "embed"
+        pane = self.query_one("#vectors")
+        vectors, step_vectors = pane.query_one(VectorsPanel), pane.query_one(StepVectorsPanel)
+        if vectors.display != embed or step_vectors.display == embed:
+            vectors.display, step_vectors.display = embed, not embed
+        (vectors if embed else step_vectors).show(view)
 
     def update_topbar(self) -> None:
         title = self.lesson.title if self.lesson else ""
