@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -11,6 +11,7 @@ from rich.style import Style
 
 from model import GPT, Step, Trace
 from tutor import i18n
+from tutor.sampling import Sampling
 
 FORWARD, BACKWARD = "forward", "backward"  # the directions the step bar can run in
 
@@ -26,6 +27,7 @@ class View:
     head: int
     lang: str
     direction: str = FORWARD  # BACKWARD: the step bar runs from the unembedding back, the panels show ∂L/∂x
+    sampling: Sampling = field(default_factory=Sampling)  # the next-token panel's temperature, top-k, seed, last draw
 
     @property
     def backward(self) -> bool:

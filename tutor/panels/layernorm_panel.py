@@ -1,4 +1,5 @@
-"""LayerNorm at a norm step: μ and σ per token before, after normalising, after γ and β; ‖x̂‖ against √d."""
+"""LayerNorm at a norm step: μ and σ per token before, after normalising, after γ and β; ‖x̂‖ against √d —
+and below the table, the vectors themselves as heatmap rows: the selected token's x → x̂ → y, then every token's."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ from functools import partial
 
 import numpy as np
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
 
-from model import Step
+from model import Step, Trace
 from tutor.i18n import t
+from tutor.panels.step_vectors_panel import dims, norm_token_rows, short_hook, token_rows
 from tutor.step_words import step_label
 from tutor.text_table import Column, text_table
 from tutor.view import View, visible_piece
+from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.live_static import LiveStatic
 
 
@@ -83,3 +88,45 @@ class LayerNormPanel(LiveStatic):
             style="dim",
         )
         self.show_content(Text("\n").join([title, legend, *table, gamma_line]), view.n_tokens)
+
+
+def layernorm_rows(view: View, step: Step) -> list[GridRow]:
+    """The rows under the table: the selected token's x, x̂, γ, β, y, then x̂ and y of every token."""
+    trace, lang, prefix = view.trace, view.lang, step.out_hook.rsplit(".", 1)[0]
+    rows = norm_token_rows(trace, view.gpt, step, view.token, lang)
+    xhat_hook = prefix + ".hook_xhat"
+    rows += token_rows(trace, t("sv_ln_xhat", lang, hook=short_hook(xhat_hook)), trace[xhat_hook], view.token)
+    return rows + token_rows(
+        trace, t("sv_ln_y", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], view.token
+    )
+
+
+class LayerNormPane(Vertical):
+    """The LayerNorm tab: the stats table (scrolls when the tab is short), the vectors' rows in the rest."""
+
+    DEFAULT_CSS = """
+    LayerNormPane > VerticalScroll { height: auto; max-height: 70%; }
+    LayerNormPane > HeatmapGrid { height: 1fr; }
+    """
+
+    def __init__(self, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._trace: Trace | None = None  # what the grid shows: this trace, at _shown = (norm step, token, lang)
+        self._shown: tuple[object, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield LayerNormPanel()
+        yield HeatmapGrid(label_width=16, id="layernorm-grid")
+
+    def show(self, view: View) -> None:
+        self.query_one(LayerNormPanel).show(view)
+        grid = self.query_one("#layernorm-grid", HeatmapGrid)
+        step = norm_step_for(view) if view.n_tokens else None
+        key = (step.index if step else None, view.token, view.lang)
+        if view.trace is self._trace and key == self._shown:
+            return  # the same rows: set again they would only be drawn again
+        self._trace, self._shown = view.trace, key
+        grid.display = step is not None
+        if step is not None:
+            grid.set_rows(layernorm_rows(view, step), dims(view.gpt.config.d_model))

@@ -27,11 +27,14 @@ CELL = 6  # five characters and a gap
 
 @dataclass(frozen=True)
 class GridRow:
-    """One row: a label and its values; a row without values is a section title."""
+    """One row: a label and its values; a row without values is a section title. `scale`: the row's own
+    colour scale (a section of small values beside one of large ones), else the grid's; a section title
+    with a scale shows that section's legend after its words (where it fits whole)."""
 
     label: str
     values: np.ndarray | None = None
     highlight: bool = False
+    scale: float | None = None
 
 
 def fit_cells(text: str, width: int) -> str:
@@ -71,12 +74,14 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         legend: bool = True,
     ) -> None:
         """`legend`: a line under the rows with the colour scale and its range, when `style_for` is one of
-        the two scales (`diverging_style`, `probability_style`)."""
+        the two scales (`diverging_style`, `probability_style`) — not when rows have scales of their own:
+        then each section's title shows its own."""
         self.rows, self.columns, self.style_for, self.number = list(rows), list(columns), style_for, number
         values = [r.values for r in self.rows if r.values is not None and r.values.size]
         finite = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.zeros(0)
         self.scale = scale if scale is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
-        self.legend = legend_kind(style_for) if legend and values else None
+        own = any(r.scale is not None for r in self.rows)
+        self.legend = legend_kind(style_for) if legend and values and not own else None
         self.virtual_size = Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1 + self.legend_lines)
         self._lines.clear()
         highlighted = next((i for i, row in enumerate(self.rows) if row.highlight), None)
@@ -172,7 +177,8 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         row = self.rows[index]
         if row.values is None:
             return self._draw_row(row, width, first)
-        key = (row.label, row.highlight, row.values.tobytes(), width, first, self.scale, self.style_for, self.number)
+        scale = self.scale if row.scale is None else row.scale
+        key = (row.label, row.highlight, row.values.tobytes(), width, first, scale, self.style_for, self.number)
         strip = self._row_lines.get(key)
         if strip is None:
             if len(self._row_lines) > 4096:
@@ -185,8 +191,13 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         base = self.rich_style
         label_style = base + Style(bold=True, reverse=row.highlight) if row.highlight else base
         if row.values is None:
-            title = Segment(row.label, base + Style(bold=True, underline=True))
-            return Strip([title]).crop(0, width).extend_cell_length(width, base)
+            segments = [Segment(row.label, base + Style(bold=True, underline=True))]
+            kind = legend_kind(self.style_for)
+            if row.scale is not None and kind is not None:
+                legend = [Segment("  ", base), *legend_segments(kind, row.scale, self.app.no_color, base)]
+                if Strip(segments + legend).cell_length <= width:  # a legend cut short would mislead
+                    segments += legend
+            return Strip(segments).crop(0, width).extend_cell_length(width, base)
         label = Text(row.label, style=label_style)
         label.truncate(self.label_width - 1, pad=True)
         label.append(" ")
@@ -194,8 +205,9 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
             Segment(seg.text, label_style + seg.style if seg.style else label_style)
             for seg in label.render(self.app.console)
         ]
+        scale = self.scale if row.scale is None else row.scale
         for value in row.values[first : first + n_cells]:
             value = float(value)
-            segments.append(Segment(self.number(value).rjust(CELL - 1), base + self.style_for(value, self.scale)))
+            segments.append(Segment(self.number(value).rjust(CELL - 1), base + self.style_for(value, scale)))
             segments.append(Segment(" ", base))
         return Strip(segments).crop(0, width).extend_cell_length(width, base)
