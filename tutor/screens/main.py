@@ -26,6 +26,7 @@ from tutor.panels.next_token_panel import NextTokenPanel
 from tutor.panels.residual_panel import ResidualPanel
 from tutor.panels.similarity_panel import SimilarityPanel
 from tutor.panels.step_info import StepInfo
+from tutor.panels.stream_panel import StreamPanel
 from tutor.panels.token_strip import TokenStrip
 from tutor.panels.vectors_panel import VectorsPanel
 from tutor.patches.footer_labels import localize_bindings
@@ -192,7 +193,7 @@ class MainScreen(Screen[None]):
                     self.panel_labels(),
                     VectorsPanel(id="vectors"),  # its grids scroll themselves
                     VerticalScroll(LayerNormPanel(), id="layernorm"),
-                    VerticalScroll(ResidualPanel(), id="residual"),
+                    StreamPanel(id="residual"),  # the lines, the logit lens and the table; it scrolls itself
                     AttentionPanel(id="attention"),
                     VerticalScroll(NextTokenPanel(), id="next"),
                     VerticalScroll(GradientPanel(), id="gradient"),
@@ -356,7 +357,7 @@ class MainScreen(Screen[None]):
         panels = {
             "vectors": VectorsPanel,
             "layernorm": LayerNormPanel,
-            "residual": ResidualPanel,
+            "residual": StreamPanel,
             "attention": AttentionPanel,
             "next": NextTokenPanel,
             "gradient": GradientPanel,
