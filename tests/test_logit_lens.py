@@ -237,3 +237,38 @@ async def test_at_80x24_the_table_stands_in_for_the_lines(store) -> None:
         assert main.query_one(ResidualLines).display
         assert lens.virtual_region.y < table.virtual_region.y
         assert lens.region.bottom <= stream.region.bottom  # the whole lens in view under the chart at 120×40
+
+
+async def test_a_step_key_repaints_the_marker_and_two_lens_rows_not_the_whole_tab(store, monkeypatch) -> None:
+    """Bytes per step key: the chart sends its title row and the marker's two columns, the lens its two rows."""
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *PROMPT)
+        await settle(pilot)
+        await pilot.press("down", "down", "down", "down", "down")  # block 0's MLP: the Residual tab
+        await settle(pilot)
+        main = app.main
+        lines, lens = main.query_one(ResidualLines), main.query_one(LogitLensPanel)
+        before = [row.plain for row in lens.rows]
+        calls: list[tuple[object, ...]] = []
+        for widget in (lines, lens):
+            original = widget.refresh
+
+            def spy(*regions, _widget=widget, _original=original, **kwargs):  # type: ignore[no-untyped-def]
+                calls.append((_widget, regions, kwargs))
+                return _original(*regions, **kwargs)
+
+            monkeypatch.setattr(widget, "refresh", spy)
+        await pilot.press("down")  # the MLP's residual add: the same tab, the next stream point
+        await settle(pilot)
+        assert main.trace.steps[main.step_index].name == "blocks.0.mlp_add"
+        chart_regions = [r for w, regions, _ in calls if w is lines for r in regions]
+        lens_regions = [r for w, regions, _ in calls if w is lens for r in regions]
+        assert chart_regions and all(r.width == 1 for r in chart_regions[1:]) and chart_regions[0].height == 1
+        assert not any(kw.get("layout") for _, _, kw in calls)
+        after = [row.plain for row in lens.rows]
+        assert sorted(r.y for r in lens_regions) == [
+            y for y, (a, b) in enumerate(zip(before, after, strict=True)) if a != b
+        ]
+        assert len(lens_regions) == 2  # the ▶ left one row for the next
+        assert "┊ this step: B0 mlp" in screen_text(app, "#residual")

@@ -101,7 +101,7 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "‖x‖ of the stream, a line per token · ┊ this step: {point}",
         "残差流的 ‖x‖，每个词元一条线 · ┊ 当前步骤：{point}",
     ),
-    "lines_log": (" (log scale)", "（对数坐标）"),
+    "lines_log": (" (log)", "（对数）"),
     "lines_cursor": ("{token} (cursor)", "{token}（光标）"),
     "lines_others": ("the other {n} tokens", "其余 {n} 个词元"),
     "lines_some_others": ("{n} nearest of the other {m} tokens", "其余 {m} 个词元中最近的 {n} 个"),

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 from rich.text import Text
+from textual.events import Resize
+from textual.widget import Widget
 
 from model import GPT, Trace, logit_lens, softmax
 from tutor.i18n import t
 from tutor.panels.residual_panel import reached_points
 from tutor.text_table import Column, text_table
 from tutor.view import ResidualPoint, View, residual_points, sequential_style, visible_piece
-from tutor.widgets.live_static import LiveStatic
+from tutor.widgets.text_lines import TextLines
 
 TOP = 3  # guesses per row
 PIECE = 6  # cells a guessed token may take ("<0xAE>"); longer ones end in "…"
@@ -88,34 +89,55 @@ def guess_text(piece: str, p: float) -> Text:
     return Text.assemble(name, " " * (PIECE + 1 - name.cell_len), (f"{prob_text(p):>5}", sequential_style(p)))
 
 
-class LogitLensPanel(LiveStatic):
-    DEFAULT_CSS = "LogitLensPanel { padding: 0 1; }"
+class LogitLensPanel(TextLines):
+    """Drawn a line at a time: a step key moves the ▶ and repaints two rows, not the whole lens."""
+
+    DEFAULT_CSS = "LogitLensPanel { margin: 0 1; }"
+    MARGIN = 2  # cells left and right
 
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
         self._trace: Trace | None = None
-        self._rows: dict[int, list[LensRow]] = {}  # by token, for the trace above: built once each
-        self._lines: list[Text] = []
+        self._rows_by_token: dict[int, list[LensRow]] = {}  # for the trace above: built once each
+        self._lines_shown: list[Text] = []
+        self._view: View | None = None
+        self._width_used = 0
+
+    @property
+    def available_width(self) -> int:
+        """Cells for the lines; a hidden tab (drawn before it is laid out) measures by its nearest laid-out ancestor."""
+        if self.size.width:
+            return self.size.width
+        for node in self.ancestors:
+            if isinstance(node, Widget) and node.size.width:
+                return max(0, node.content_size.width - self.MARGIN)
+        return 0
 
     def rows_for(self, view: View) -> list[LensRow]:
         """The lens rows of the view's token, built once per (trace, token)."""
         if view.trace is not self._trace:
-            self._trace, self._rows = view.trace, {}
-        if view.token not in self._rows:
-            self._rows[view.token] = lens_rows(view.gpt, view.trace, view.token)
-        return self._rows[view.token]
+            self._trace, self._rows_by_token = view.trace, {}
+        if view.token not in self._rows_by_token:
+            self._rows_by_token[view.token] = lens_rows(view.gpt, view.trace, view.token)
+        return self._rows_by_token[view.token]
 
     def height_at(self, width: int) -> int:
-        """How many rows the content shown takes at `width` cells (the note wraps)."""
-        inner = max(1, width - 2)
-        return sum(max(1, math.ceil(line.cell_len / inner)) for line in self._lines)
+        """How many rows the lines shown take in a tab `width` cells wide (the note wraps)."""
+        inner = max(1, width - self.MARGIN)
+        return sum(max(1, math.ceil(line.cell_len / inner)) for line in self._lines_shown)
+
+    def on_resize(self, event: Resize) -> None:
+        """Made for a width it did not get: made again (how many guesses fit a row depends on it)."""
+        super().on_resize(event)
+        if self._view is not None and event.size.width != self._width_used:
+            self.show(self._view)
 
     def show(self, view: View) -> None:
-        self.redraw = partial(self.show, view)  # the guesses per row fit the width: again if the width was not right
+        self._view, self._width_used = view, self.available_width
         trace, lang = view.trace, view.lang
         if not view.n_tokens:
-            self._lines = []
-            self.show_content("", "empty")
+            self._lines_shown = []
+            self.set_lines([])
             return
         rows = self.rows_for(view)
         reached, current = reached_points([row.point for row in rows], view)
@@ -142,7 +164,7 @@ class LogitLensPanel(LiveStatic):
                     ["▶" if i == current else "", Text(row.point.label(lang), style=label_style), guesses, final]
                 )
             table = text_table(columns, cells)
-            if k == 1 or max(line.cell_len for line in table) <= self.available_width:
+            if k == 1 or max(line.cell_len for line in table) <= self._width_used:
                 break
         cfg = view.gpt.config
         note = t({"pre": "lens_note_pre", "post": "lens_note_post"}.get(cfg.norm, "lens_note_none"), lang)
@@ -157,10 +179,10 @@ class LogitLensPanel(LiveStatic):
             p=prob_text(final_p),
             point=rows[first].point.label(lang),
         )
-        self._lines = [
+        self._lines_shown = [
             Text(t("lens_title", lang, token=here, formula=formula), style="bold"),
             Text(note, style="dim"),
             *table,
             Text(settles),
         ]
-        self.show_content(Text("\n").join(self._lines), (len(rows), cfg.norm, cfg.residual, lang))
+        self.set_lines(self._lines_shown)

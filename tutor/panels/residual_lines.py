@@ -42,15 +42,23 @@ class ResidualLines(LineChart):
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
         self._drawn_trace: Trace | None = None
-        self._drawn_key: tuple[int, int, str] | None = None
+        self._drawn_key: tuple[int, str] | None = None
+
+    @staticmethod
+    def title(point: ResidualPoint, lang: str, log: bool) -> str:
+        return t("lines_title", lang, point=point.label(lang)) + (t("lines_log", lang) if log else "")
 
     def show(self, view: View) -> None:
         trace, lang = view.trace, view.lang
         points = residual_points(trace)
         _, current = reached_points(points, view)
-        key = (view.token, current, lang)
+        key = (view.token, lang)  # with the trace: the curves; the step moves only the marker
+        point = points[min(max(current, 0), len(points) - 1)]
+        marker = current if 0 <= current < len(points) else None
         if trace is self._drawn_trace and key == self._drawn_key:
-            return  # the same picture: set_series would only draw it again
+            if marker != self.x_marker:
+                self.move_marker(marker, self.title(point, lang, self.log_y))
+            return
         self._drawn_key, self._drawn_trace = key, trace
         if not view.n_tokens:
             self.set_series([], y_label="", x_label="")
@@ -76,13 +84,12 @@ class ResidualLines(LineChart):
         positive = norms[norms > 0]
         low = float(positive.min()) if positive.size else top
         log = top / low > LOG_SPAN
-        point = points[min(max(current, 0), len(points) - 1)]
         self.set_series(
             series,
-            y_label=t("lines_title", lang, point=point.label(lang)) + (t("lines_log", lang) if log else ""),
+            y_label=self.title(point, lang, log),
             x_range=(0, len(points) - 1),
             y_range=None if log else (0.0, top),
             log_y=log,
             x_ticks=block_ticks(points, lang),
-            x_marker=current if 0 <= current < len(points) else None,
+            x_marker=marker,
         )

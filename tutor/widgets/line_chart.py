@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -112,6 +113,28 @@ class LineChart(Widget):
         self._strips = None
         self.refresh()
 
+    def move_marker(self, x_marker: float | None, y_label: str | None = None) -> None:
+        """Move the vertical marker (and retitle), the curves unchanged: only the title row and the marker's
+        old and new columns are drawn again, so a step key sends a few cells, not the whole chart."""
+        old = self.x_marker
+        self.x_marker = x_marker
+        if y_label is not None:
+            self.y_label = y_label
+        self._strips = None
+        width, height = self.size
+        if not width or not height:
+            self.refresh()
+            return
+        braille = not self.app.no_color
+        x_range, _ = self.ranges()
+        plot_width, plot_height = self._plot_size(width, height)
+        regions = [Region(0, 0, width, 1)]  # the title
+        for x in (old, x_marker):
+            if x is not None:
+                column = Y_LABEL_WIDTH + self._column(x, x_range, plot_width, braille)
+                regions.append(Region(column, 1, 1, plot_height))
+        self.refresh(*regions)
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips = None
@@ -168,13 +191,16 @@ class LineChart(Widget):
             self._drawn_for = key
         return self._strips[y] if y < len(self._strips) else Strip.blank(width, self.rich_style)
 
+    def _plot_size(self, width: int, height: int) -> tuple[int, int]:
+        """The plot's cells across and down, inside the tick labels, the titles, the x axis and the legend."""
+        titles = 2 if self.x_label else 1  # the y title on top; the x title below the ticks, if there is one
+        return max(1, width - Y_LABEL_WIDTH), max(1, height - 2 - titles - len(self.legend_lines(max(1, width))))
+
     def _draw(self, width: int, height: int, braille: bool) -> list[Strip]:
         base = self.rich_style
         dim = base + Style(dim=True)
         legend = self.legend_lines(max(1, width))
-        plot_width = max(1, width - Y_LABEL_WIDTH)
-        titles = 2 if self.x_label else 1  # the y title on top; the x title below the ticks, if there is one
-        plot_height = max(1, height - 2 - titles - len(legend))  # and the x axis, its ticks
+        plot_width, plot_height = self._plot_size(width, height)
         (x0, x1), (y0, y1) = self.ranges()
         cells = self._plot_cells(plot_width, plot_height, (x0, x1), (y0, y1), braille)
 
