@@ -110,7 +110,9 @@ def test_tiny_on_cat_chases_dog() -> None:
 
 
 def test_line_chart_named_ticks_marker_and_legend() -> None:
-    assert place_labels([(0, "emb"), (2, "B0"), (8, "B1")], 12) == "emb     B1  "  # B0 would touch emb
+    assert place_labels([(0, "emb"), (2, "B0"), (8, "B1")], 12) == "emb     B1  "  # B0 would touch emb: every 2nd
+    crowded = [(0, "emb"), *((2 + 3 * i, f"B{i}") for i in range(6))]  # three cells apart: "B10" would not fit
+    assert place_labels(crowded, 20) == "emb  B1    B3    B5 "  # every second block, evenly
     assert place_labels([(0, "嵌入"), (6, "B0")], 8) == "嵌入  B0"  # 嵌入 takes four cells
     assert place_labels([(9, "B3")], 10) == "        B3"  # kept on the line
     chart = LineChart()

@@ -304,20 +304,32 @@ class LineChart(Widget):
 
 
 def place_labels(labels: Sequence[tuple[int, str]], width: int) -> str:
-    """A line of `width` cells with each name centred on its column, left to right; a name that would
-    come closer than one cell to the one before it (or run off the line) is left out."""
+    """A line of `width` cells with each name centred on its column. Where the names would touch (come
+    closer than one cell) or run off the line, every second one is named (the first kept), else every third…"""
+    line = ""
+    for stride in range(1, len(labels) + 1):
+        line, all_placed = _place_labels(labels[::stride], width)
+        if all_placed:
+            break
+    return line or " " * width
+
+
+def _place_labels(labels: Sequence[tuple[int, str]], width: int) -> tuple[str, bool]:
+    """The names placed left to right, one that would touch the one before it left out; and whether none was."""
     cells: list[str] = [" "] * width
     free_from = 0  # the first cell a name may start at
+    all_placed = True
     for column, name in labels:
         size = cell_len(name)
         start = min(max(0, column - (size - 1) // 2), width - size)
         if start < free_from or start < 0:
+            all_placed = False
             continue
         cells[start] = name
         for i in range(start + 1, start + size):
             cells[i] = ""  # taken by the name's later cells (a CJK character is two)
         free_from = start + size + 1
-    return "".join(cells)
+    return "".join(cells), all_placed
 
 
 def _widen(span: tuple[float, float]) -> tuple[float, float]:
