@@ -117,9 +117,10 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "TransformerLens 称之为 logit lens。",
     ),
     "lens_note_post": (
-        "A read-out of the stream through the unembedding (post-norm has no final LayerNorm: each block already "
-        "ends in one), not what the model outputs (only the last row is); TransformerLens calls it the logit lens.",
-        "这是把残差流直接送进反嵌入读出来的结果（post-norm 没有最后的 LayerNorm，每块末尾已经有一个），"
+        "A read-out of the stream through the unembedding (post-norm has no final LayerNorm: every sublayer "
+        "already ends in one), not what the model outputs (only the last row is); TransformerLens calls it "
+        "the logit lens.",
+        "这是把残差流直接送进反嵌入读出来的结果（post-norm 没有最后的 LayerNorm，因为每个子层末尾已经有一个），"
         "不是模型的输出（只有最后一行才是）；TransformerLens 称之为 logit lens。",
     ),
     "lens_note_none": (
