@@ -150,7 +150,7 @@ class LogitLensPanel(TextLines):
                 Column(min_width=1),
                 Column(),  # the stream point (the title says so)
                 Column(t("lens_top", lang, k=k)),
-                Column(t("lens_final", lang, token=final_text)),
+                Column(" " + t("lens_final", lang, token=final_text)),  # a cell more: apart from the guesses
             ]
             cells = []
             for i, row in enumerate(rows):
@@ -158,7 +158,7 @@ class LogitLensPanel(TextLines):
                 label_style = "dim" if future else ("bold" if i == current else "")
                 guesses = Text(" ").join(guess_text(piece, p) for _id, piece, p in row.top[:k])
                 final = Text(
-                    f"{prob_text(row.final_p):>5} #{row.final_rank}", style="bold" if row.final_rank == 1 else ""
+                    f" {prob_text(row.final_p):>5} #{row.final_rank}", style="bold" if row.final_rank == 1 else ""
                 )
                 cells.append(
                     ["▶" if i == current else "", Text(row.point.label(lang), style=label_style), guesses, final]
