@@ -3,6 +3,7 @@ and the table of ‖x‖ digits. Where the tab is too low for a chart (80×24), 
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.events import Resize
 from textual.widget import Widget
@@ -28,7 +29,7 @@ class StreamPanel(VerticalScroll):
         self._view: View | None = None
         self._room: tuple[int, int] = (0, 0)
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield ResidualLines()
         yield LogitLensPanel()
         yield ResidualPanel()
@@ -41,11 +42,6 @@ class StreamPanel(VerticalScroll):
             if isinstance(node, Widget) and node.size.height:
                 return node.content_size.width, node.content_size.height
         return 0, 0
-
-    @property
-    def charted(self) -> bool:
-        """Whether the lines are shown (else the table stands in for them)."""
-        return bool(self.query_one(ResidualLines).display)
 
     def show(self, view: View) -> None:
         self._view = view
