@@ -18,13 +18,14 @@ from model.attention import attention, causal_mask, multi_head_attention, softma
 from model.bpe import BPETokenizer
 from model.config import ConfigError, GPTConfig
 from model.embedding import embed, unembed
-from model.gpt import GPT, ContextError, KVCache, NoTargetError, sample
+from model.gpt import GPT, ContextError, KVCache, NoTargetError
 from model.hooks import Stopped
 from model.lens import logit_lens
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
 from model.params import init_params, parameter_shapes
-from model.positions import rope, sinusoidal_positions
+from model.positions import pe_dot_by_distance, pe_wavelengths, rope, sinusoidal_positions
+from model.sampling import sample, sample_rng, sampling_probs, top_k_mask, top_order
 from model.tokenizer import CharTokenizer, Tokenizer, TokenizerError
 from model.trace import Step, Trace, build_steps
 from model.weights import SHIPPED_DIR, WeightsError, load_checkpoint, save_checkpoint, shipped_models
@@ -60,12 +61,18 @@ __all__ = [
     "mlp",
     "multi_head_attention",
     "parameter_shapes",
+    "pe_dot_by_distance",
+    "pe_wavelengths",
     "rope",
     "sample",
+    "sample_rng",
+    "sampling_probs",
     "save_checkpoint",
     "shipped_models",
     "sinusoidal_positions",
     "softmax",
+    "top_k_mask",
+    "top_order",
     "unembed",
 ]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from model.attention import multi_head_attention, softmax
+from model.attention import multi_head_attention
 from model.backward import position_losses_and_backward
 from model.config import GPTConfig
 from model.embedding import embed, unembed
@@ -18,6 +18,7 @@ from model.mlp import mlp
 from model.norm import layer_norm
 from model.params import Params, parameter_shapes
 from model.positions import sinusoidal_positions
+from model.sampling import sample
 from model.tokenizer import Tokenizer, TokenizerError
 from model.trace import Trace, build_steps
 
@@ -240,18 +241,65 @@ class GPT:
             )
         tokens = np.asarray(ids, dtype=np.intp)
         recording = Recording.start(stop)
-        logits = self.forward(tokens, hook=recording.__setitem__)
+        self.forward(tokens, hook=recording.__setitem__)
         trace = Trace(ids, recording.activations(), self.steps, self.config, self.tokenizer, dropped)
         if grads:
-            losses, d_logits = position_losses_and_backward(logits, tokens)
-            gradients: dict[str, np.ndarray] = {}
-
-            def keep(name: str, value: np.ndarray) -> None:
-                gradients[name + "_grad"] = value
-
-            trace.param_grads = backward(self, tokens, trace.activations, d_logits, keep)
-            trace.grads, trace.losses = gradients, losses
+            self._add_backward(trace)
         return trace
+
+    def _add_backward(self, trace: Trace) -> None:
+        """The backward pass of `trace`'s own loss, from its recorded activations, into the trace."""
+        tokens = np.asarray(trace.tokens, dtype=np.intp)
+        losses, d_logits = position_losses_and_backward(trace.logits, tokens)
+        gradients: dict[str, np.ndarray] = {}
+
+        def keep(name: str, value: np.ndarray) -> None:
+            gradients[name + "_grad"] = value
+
+        trace.param_grads = backward(self, tokens, trace.activations, d_logits, keep)
+        trace.grads, trace.losses = gradients, losses
+
+    # -- one token more, through the KV cache --------------------------------------------------
+
+    def extend_refusal(self, trace: Trace) -> str | None:
+        """Why `extend` cannot add a token to `trace` through the KV cache, or None when it can:
+        "not_causal" (without the mask, every old position would see the new token and change too),
+        "context_full" (the window must slide: every position moves), "empty" (no positions to keep)."""
+        if not self.config.causal:
+            return "not_causal"
+        if trace.dropped or len(trace.tokens) >= self.config.n_ctx:
+            return "context_full"
+        if not trace.tokens:
+            return "empty"
+        return None
+
+    def cache_of(self, trace: Trace) -> KVCache:
+        """The KV cache of `trace`'s positions, from its own recorded keys (after RoPE's turn) and values."""
+        rotated = self.config.positional == "rope"
+        kv = {}
+        for i in range(self.config.n_layers):
+            k = trace[f"blocks.{i}.attn.hook_rot_k" if rotated else f"blocks.{i}.attn.hook_k"]
+            kv[i] = (k.swapaxes(0, 1), trace[f"blocks.{i}.attn.hook_v"].swapaxes(0, 1))  # [head, pos, d_head]
+        return KVCache(kv, len(trace.tokens))
+
+    def extend(self, trace: Trace, token: int) -> Trace:
+        """`trace` with `token` appended, computing only the new position: its query meets the keys and values
+        already in the trace (the KV cache); every old position's activations are kept as they are, which a
+        causal mask makes exact. Equals `run(trace.tokens + [token])` hook for hook, up to float32 rounding
+        (one row or many take other BLAS kernels); with gradients when `trace` has them (the backward pass
+        runs over every position: a new token changes the loss of none before it, but adds one more)."""
+        refusal = self.extend_refusal(trace)
+        if refusal is not None:
+            raise ValueError(f"cannot extend this trace through the KV cache: {refusal}")
+        ids, _ = self.prompt_tokens([*trace.tokens, token])
+        recording = Recording.start()
+        self.forward(np.asarray(ids[-1:], dtype=np.intp), self.cache_of(trace), hook=recording.__setitem__)
+        new = recording.activations()
+        activations = {name: append_position(name, trace.activations[name], row) for name, row in new.items()}
+        longer = Trace(ids, activations, self.steps, self.config, self.tokenizer, trace.dropped)
+        if trace.has_grads:
+            self._add_backward(longer)
+        return longer
 
     def new_cache(self) -> KVCache:
         if not self.config.causal:
@@ -294,12 +342,13 @@ class GPT:
         return self.tokenizer.decode(new)
 
 
-def sample(logits: np.ndarray, temperature: float, top_k: int | None, rng: np.random.Generator) -> int:
-    """Draw a token from softmax(logits / temperature), among the `top_k` best if given."""
-    if temperature == 0:
-        return int(np.argmax(logits))
-    scores = logits.astype(np.float64) / temperature
-    if top_k is not None and 0 < top_k < len(scores):
-        cutoff = np.partition(scores, -top_k)[-top_k]
-        scores = np.where(scores >= cutoff, scores, -np.inf)
-    return int(rng.choice(len(scores), p=softmax(scores)))
+def append_position(name: str, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """An activation of n positions and the new position's row → the activation of n + 1 positions.
+
+    Most are `[pos, …]`. Attention's scores and pattern are `[head, q_pos, k_pos]`: the old queries get a
+    column for the new key, which the causal mask hides from them (a score of −∞, a weight of 0)."""
+    if name.endswith(("hook_attn_scores", "hook_pattern")):
+        hidden = -np.inf if name.endswith("hook_attn_scores") else 0.0
+        column = np.full((*old.shape[:-1], 1), hidden, dtype=old.dtype)
+        return np.concatenate([np.concatenate([old, column], axis=-1), new], axis=-2)
+    return np.concatenate([old, new], axis=0)

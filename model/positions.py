@@ -40,3 +40,24 @@ def rope(x: np.ndarray, pe: np.ndarray) -> np.ndarray:
     out[..., 0::2] = x_even * cos - x_odd * sin
     out[..., 1::2] = x_even * sin + x_odd * cos
     return out
+
+
+def pe_wavelengths(d: int, base: float = 10000.0) -> np.ndarray:
+    """How many positions each pair (2i, 2i+1) of the sinusoidal table takes for one full turn:
+
+        λᵢ = 2π · base^(2i/d)
+
+    Pair 0 turns every 2π ≈ 6.28 positions; the last pair, almost base times slower. `[ceil(d/2)]`, float64.
+    """
+    return 2 * np.pi * base ** (np.arange(0, d, 2, dtype=np.float64) / d)
+
+
+def pe_dot_by_distance(distance: np.ndarray, d: int, base: float = 10000.0) -> np.ndarray:
+    """PE(p)·PE(q) of the sinusoidal table, as a function of the distance k = p − q alone (d even):
+
+        PE(p)·PE(q) = Σᵢ sin(p·ωᵢ)·sin(q·ωᵢ) + cos(p·ωᵢ)·cos(q·ωᵢ) = Σᵢ cos((p − q)·ωᵢ),   ωᵢ = 1 / base^(2i/d)
+
+    So it is d/2 at distance 0 and never depends on where the two positions stand. float64.
+    """
+    omega = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
+    return np.cos(np.asarray(distance, dtype=np.float64)[..., None] * omega).sum(axis=-1)

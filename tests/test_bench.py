@@ -133,3 +133,23 @@ def test_torch_training_model_starts_from_our_weights() -> None:
     logits = torch_training_model(config, params)(tokens[:, :-1])
     theirs = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), tokens[:, 1:].reshape(-1)).item()
     assert abs(float(ours) - theirs) < 1e-4
+
+
+def test_spread_prints_best_median_and_p95() -> None:
+    from tutor.bench.measure import spread_text
+
+    assert spread_text([0.003, 0.001, 0.002, 0.010], 1e-3) == "best 1.0, median 2.5, p95 10.0 ms"
+
+
+def test_the_peer_row_times_a_gpt2_folder_against_transformers(tmp_path) -> None:
+    pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
+    from tutor.bench.peer import SHAPES, measure, write_folder
+
+    folder = write_folder(tmp_path / "tiny", SHAPES["tiny shape"])
+    assert model.load(folder).config.d_model == 64  # the folder is one `tutor --model DIR` opens
+    result = measure(folder, threads=1, repeats=2)
+    assert set(result) == {"16", "64"}
+    for figures in result.values():
+        assert len(figures["ours"]) == len(figures["theirs"]) == 2  # type: ignore[arg-type]
+        assert figures["difference"] < 1e-4  # the same weights give the same logits

@@ -142,3 +142,53 @@ def test_switching_model_drops_the_pass_and_the_head(place: Place, gpt: GPT) -> 
     assert place.step_index == len(names(place)) - 1  # clamped to the smaller model's pass
     place.move_head(1)
     assert place.head == 0
+
+
+# -- sampling the next token ------------------------------------------------------------------------------
+
+
+def test_temperature_and_top_k_move_along_their_steps_and_stop_at_the_ends(place: Place) -> None:
+    from tutor.sampling import TEMPERATURES, TOP_KS
+
+    assert (place.sampling.temperature, place.sampling.top_k) == (1.0, None)  # the model's own distribution
+    seen = [place.sampling.temperature]
+    while place.temperature_by(1):
+        seen.append(place.sampling.temperature)
+    assert seen == list(TEMPERATURES[TEMPERATURES.index(1.0) :])
+    assert not place.temperature_by(1) and place.sampling.temperature == TEMPERATURES[-1]
+    while place.temperature_by(-1):
+        pass
+    assert place.sampling.temperature == 0.0
+    assert not place.top_k_by(1)  # "all" is the top
+    assert place.top_k_by(-1) and place.sampling.top_k == 50
+    while place.top_k_by(-1):
+        pass
+    assert place.sampling.top_k == TOP_KS[0] == 1
+    assert place.view("en").sampling is place.sampling  # the panels read it from the view
+
+
+def test_draws_are_numbered_and_a_drawn_pass_puts_the_cursor_on_the_new_token(place: Place, gpt: GPT) -> None:
+    from tutor.sampling import Sampled
+
+    assert [place.draw(), place.draw()] == [0, 1] and place.sampling.draws == 2
+    place.token = 0
+    longer = gpt.extend(place.trace, 5)
+    drawn = Sampled(2, 5, gpt.tokenizer.piece(5), 0.1, 0.2, 1.0, None, computed=1, kept=4)
+    place.receive(longer, "猫追狗的" + gpt.tokenizer.decode([5]), drawn)
+    assert place.token == 4 and place.sampling.last == drawn
+    place.receive(longer, place.prompt)  # the same prompt again (say with its gradients): still the drawn one
+    assert place.sampling.last == drawn
+    place.receive(gpt.run("猫追"), "猫追")  # typed: its last token was not drawn
+    assert place.sampling.last is None and place.sampling.draws == 2  # the count goes on: draw n is draw n
+
+
+def test_a_run_of_draws_counts_up_and_stops(place: Place) -> None:
+    assert not place.stop_generating()
+    place.start_generating(3)
+    assert place.sampling.generating == (0, 3)
+    assert place.generated_one() and place.generated_one()
+    assert place.sampling.generating == (2, 3)
+    assert not place.generated_one() and place.sampling.generating is None  # the third was the last
+    place.start_generating(3)
+    assert place.stop_generating() and place.sampling.generating is None
+    assert not place.generated_one()

@@ -13,7 +13,7 @@ from textual.widget import Widget
 import model
 from model import GPT
 from tutor.panels.step_info import StepInfo
-from tutor.view import View, fmt
+from tutor.view import View, diverging_style, fmt, probability_style
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.step_bar import StepBar, short_name
 
@@ -103,3 +103,27 @@ def test_fmt_keeps_to_its_width() -> None:
 
 def test_tiny_has_the_names_the_bar_tests_use() -> None:
     assert [short_name(s) for s in model.load("tiny").steps][:4] == ["emb", "LN1", "attn", "+"]
+
+
+@pytest.mark.parametrize("no_color", [False, True])
+async def test_heatmap_legend_shows_the_scale_and_its_range(no_color: bool) -> None:
+    values = np.array([-2.5, -1.0, 0.0, 0.4, 1.9])
+    grid = HeatmapGrid(label_width=6)
+    app = Host(grid)
+    async with app.run_test(size=(60, 8)) as pilot:
+        app.no_color = no_color  # what NO_COLOR in the environment sets
+        grid.set_rows([GridRow("a", values), GridRow("b", -values)], [str(j) for j in range(5)])
+        await pilot.pause()
+        lines = screen_text(pilot.app).split("\n")
+        assert lines[3].split() == (["−2.5", "█▓▓▒░░", "0", "░░▒▓▓█", "+2.5"] if no_color else ["−2.5", "0", "+2.5"])
+        legend = [s for s in app.screen._compositor.render_strips()[3] if s.text == " " and s.style and s.style.bgcolor]
+        if not no_color:  # the swatches are drawn by the cells' own style: the darkest blue first, the reddest last
+            assert legend[0].style.bgcolor == diverging_style(-2.5, 2.5).bgcolor
+            assert legend[-1].style.bgcolor == diverging_style(2.5, 2.5).bgcolor
+        grid.set_rows([GridRow("p", np.array([0.2, 0.8]))], ["0", "1"], scale=1.0, style_for=probability_style)
+        await pilot.pause()
+        ends = screen_text(pilot.app).split("\n")[2].split()
+        assert (ends[0], ends[-1]) == ("0", "1")
+        grid.set_rows([GridRow("p", np.array([0.2, 0.8]))], ["0", "1"], legend=False)
+        await pilot.pause()
+        assert screen_text(pilot.app).split("\n")[2].strip() == ""

@@ -144,6 +144,111 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "The model's guess {token} ({p}) leads only at the last point, {point}.",
         "模型最终的猜测 {token}（{p}）只在最后一处（{point}）才排在第一。",
     ),
+    # -- sampling the next token (the next-token panel, the sample and generate keys) --
+    "sample_all": ("all", "全部"),
+    "sample_formula_argmax": (
+        "T = 0: p = 1 for the likeliest token (the argmax), 0 for every other",
+        "T = 0：概率最大的那个词元（argmax）p = 1，其余都是 0",
+    ),
+    "sample_over_all": ("j over all {n} tokens", "j 取遍全部 {n} 个词元"),
+    "sample_over_k": ("i, j among the top {k} only (the rest: p = 0)", "i、j 只在前 {k} 个里取（其余 p = 0）"),
+    "sample_seed": ("seed {seed}, {n} drawn", "种子 {seed}，已抽 {n} 次"),
+    "sample_token": ("token", "词元"),
+    "sample_p_model": ("model p", "模型 p"),
+    "sample_p_drawn": ("drawn p", "抽样 p"),
+    "sample_rest": (
+        "the other {n} tokens together: model p {raw}, drawn p {p}",
+        "其余 {n} 个词元合计：模型 p {raw}，抽样 p {p}",
+    ),
+    "sample_generating": (
+        "Generating: {done} of {n} drawn (Esc or alt+g stops)",
+        "正在生成：已抽 {done}/{n} 个（按 Esc 或 alt+g 停止）",
+    ),
+    "sample_run": ("[{i}/{n}]", "[{i}/{n}]"),
+    "sample_drawn": (
+        "Draw #{number}: “{token}” · model p {raw} · drawn p {p} (T={T}, k={k})",
+        "第 {number} 次抽样：“{token}” · 模型 p {raw} · 抽样 p {p}（T={T}，k={k}）",
+    ),
+    "kv_cache_one": ("KV cache: computed 1 new position ({kept} kept)", "KV 缓存：只算了 1 个新位置（沿用 {kept} 个）"),
+    "kv_backward_all": (
+        "the backward pass still runs over all {n} positions",
+        "反向传播仍要走遍全部 {n} 个位置",
+    ),
+    "kv_full_pass": ("no KV cache: computed all {n} positions", "没用 KV 缓存：全部 {n} 个位置重算"),
+    "kv_because": ("because {why}", "因为{why}"),
+    "kv_why_not_causal": (
+        "without a causal mask the old positions see it too",
+        "没有因果掩码，旧位置也看得见新词元",
+    ),
+    "kv_why_context_full": (
+        "the context is full: the window slides, every position moves",
+        "上下文已满，窗口一滑动，每个位置都变了",
+    ),
+    "kv_why_retokenized": (
+        "the text with the new token is cut into other tokens",
+        "接上新词元后，整段文本切出的词元变了",
+    ),
+    "kv_why_empty": ("no positions to keep", "没有可沿用的位置"),
+    "sample_from_last": (
+        "A draw always follows the last token, {token} (position {pos}).",
+        "抽样总是接在最后一个词元 {token}（位置 {pos}）后面。",
+    ),
+    "sample_keys": (
+        "alt+t/T temperature · alt+k/K top-k · alt+n draw · alt+g draw {n}",
+        "alt+t/T 温度 · alt+k/K top-k · alt+n 抽一个 · alt+g 连抽 {n} 个",
+    ),
+    "sample_wait": (
+        "The typed prompt's pass is still on its way: draw again in a moment.",
+        "刚输入的提示词还在计算，稍等再抽。",
+    ),
+    "sample_no_prompt": (
+        "Type a prompt first: a draw follows its last token.",
+        "先输入提示词：抽样接在它的最后一个词元后面。",
+    ),
+    "generate_stopped": ("Generation stopped: {done} of {n} drawn.", "生成已停止：抽了 {done}/{n} 个。"),
+    "temperature_set": ("T = {T}", "温度 T = {T}"),
+    "top_k_set": ("top-k = {k}", "top-k = {k}"),
+    # -- positional encoding as pictures (tutor/widgets/position_pictures.py) --
+    "pp_pos": ("pos ↓", "位置 ↓"),
+    "pp_map_title": ("{what}: dim 0…{last} →", "{what}：维度 0…{last} →"),
+    "pp_waves_title": ("PE(pos, dim) against pos", "PE(pos, dim) 随位置的变化"),
+    "pp_learned_waves_title": ("W_pos[pos, dim] against pos", "W_pos[pos, dim] 随位置的变化"),
+    "pp_wave": ("dim {j} λ{wavelength}", "维{j} λ{wavelength}"),
+    "pp_learned_wave": ("dim {j}", "维 {j}"),
+    "pp_dots_title": ("PE(p)·PE(q) against |p − q|", "PE(p)·PE(q) 随距离 |p − q| 的变化"),
+    "pp_learned_dots_title": (
+        "W_pos[p]·W_pos[q] against |p − q|",
+        "W_pos[p]·W_pos[q] 随距离 |p − q| 的变化",
+    ),
+    "pp_distance": ("distance |p − q|", "距离 |p − q|"),
+    "pp_position": ("pos", "位置 pos"),
+    "pp_dot": ("Σᵢ cos(|p−q|·ωᵢ)", "Σᵢ cos(|p−q|·ωᵢ)"),
+    "pp_reference": ("base {base}, trained", "训练时的基数 {base}"),
+    "pp_mean": ("mean", "平均"),
+    "pp_lowest": ("lowest", "最低"),
+    "pp_highest": ("highest", "最高"),
+    "pp_sinusoidal_note": (
+        "λ = 2π·base^(2i/d) positions a turn. PE(p)·PE(q) depends only on |p − q|: over all p, q < {n} it is "
+        "off the curve by ≤ {gap}.",
+        "λ = 2π·base^(2i/d)，即转一圈所需的位置数。PE(p)·PE(q) 只取决于 |p − q|：在所有 p, q < {n} 上，"
+        "它与曲线相差不超过 {gap}。",
+    ),
+    "pp_learned_note": (
+        "Learned W_pos, d = {d}: no formula, training chose it. At one distance the dot products spread by up to "
+        "{spread}: they need not depend on the distance alone.",
+        "可学习的 W_pos，d = {d}：没有公式，是训练出来的。同一距离下点积最多相差 {spread}：不一定只取决于距离。",
+    ),
+    "pp_dial": ("pair {i} ω={omega}", "第 {i} 对 ω={omega}"),
+    "pp_dial_angles": ("p={p} {a} q={q} {b}", "p={p} {a} q={q} {b}"),
+    "pp_dial_between": ("(p−q)·ω {delta}", "夹角 {delta}"),
+    "pp_rope_dials_note": (
+        "Dials: pair i of q at p turned p·ωᵢ (hand p), of k at q turned q·ωᵢ (hand q); between: (p − q)·ωᵢ.",
+        "表盘：位置 p 的 q 第 i 对转 p·ωᵢ（指针 p），位置 q 的 k 转 q·ωᵢ（指针 q）；夹角 (p − q)·ωᵢ。",
+    ),
+    "pp_nope": (
+        "No positions here, so no picture: without them attention sees the prompt as a bag of tokens.",
+        "这里没有位置编码，也就没有图：没有位置，注意力眼中的提示词只是一袋词元。",
+    ),
 }
 
 EMBED_FORMULAS: dict[str, str] = {  # by the model's positional encoding

@@ -9,10 +9,11 @@ the pass and the model shown), so the panels never see an index out of range.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from model import GPT, Step, Trace
 from tutor.lessons.parse import Lesson
+from tutor.sampling import TEMPERATURES, TOP_KS, Sampled, Sampling
 from tutor.view import BACKWARD, FORWARD, View
 
 
@@ -32,6 +33,7 @@ class Place:
     pending_token: int | None = None  # likewise a token, counted in the prompt that is coming
     lesson: Lesson | None = None
     lesson_position: str = ""  # of the lesson shown: "2/9"
+    sampling: Sampling = field(default_factory=Sampling)  # temperature, top-k, seed, the last token drawn
 
     # -- what is shown ----------------------------------------------------------------------------
 
@@ -50,7 +52,7 @@ class Place:
     def view(self, lang: str) -> View | None:
         if self.trace is None:
             return None
-        return View(self.gpt, self.trace, self.step_index, self.token, self.head, lang, self.direction)
+        return View(self.gpt, self.trace, self.step_index, self.token, self.head, lang, self.direction, self.sampling)
 
     # -- the model and its passes -------------------------------------------------------------------
 
@@ -60,13 +62,16 @@ class Place:
         self.trace = None
         self.head = 0
 
-    def receive(self, trace: Trace, prompt: str) -> str | None:
+    def receive(self, trace: Trace, prompt: str, sampled: Sampled | None = None) -> str | None:
         """A pass of `prompt` on the model shown has come: take it, keeping step, token and head valid.
 
         A cursor on the last token stays on the last token as the prompt grows; a pending step or
-        token (from a lesson or a link) is taken now. Returns a pending step the model does not have."""
+        token (from a lesson or a link) is taken now. `sampled`: the pass is of a token just drawn and
+        appended (the cursor goes to the end, to the new token). Returns a pending step the model does not have."""
         old = self.trace
-        was_at_end = old is None or self.token >= self._end(len(old.tokens))
+        was_at_end = old is None or self.token >= self._end(len(old.tokens)) or sampled is not None
+        last = sampled if sampled is not None else (self.sampling.last if prompt == self.prompt else None)
+        self.sampling = replace(self.sampling, last=last)  # a typed prompt's last token was not drawn
         self.trace, self.prompt = trace, prompt
         n = len(trace.tokens)
         self.token = self._end(n) if was_at_end else min(self.token, max(0, n - 1))
@@ -199,6 +204,49 @@ class Place:
     def set_head(self, head: int) -> None:
         self.head = head % self.gpt.config.n_heads
 
+    # -- sampling the next token ------------------------------------------------------------------
+
+    def temperature_by(self, delta: int) -> bool:
+        """The next temperature up (`delta` > 0) or down the steps of TEMPERATURES; False past either end."""
+        index = _nearest(TEMPERATURES, self.sampling.temperature) + delta
+        if not 0 <= index < len(TEMPERATURES):
+            return False
+        self.sampling = replace(self.sampling, temperature=TEMPERATURES[index])
+        return True
+
+    def top_k_by(self, delta: int) -> bool:
+        """More (`delta` > 0) or fewer tokens to draw from, along TOP_KS (1 … all); False past either end."""
+        index = TOP_KS.index(self.sampling.top_k) + delta if self.sampling.top_k in TOP_KS else len(TOP_KS) - 1
+        if not 0 <= index < len(TOP_KS):
+            return False
+        self.sampling = replace(self.sampling, top_k=TOP_KS[index])
+        return True
+
+    def draw(self) -> int:
+        """The number of the draw about to be made (`model.sample_rng(seed, number)`); the count goes on."""
+        number = self.sampling.draws
+        self.sampling = replace(self.sampling, draws=number + 1)
+        return number
+
+    def start_generating(self, n: int) -> None:
+        """`n` tokens to draw in a row, none drawn yet."""
+        self.sampling = replace(self.sampling, generating=(0, n) if n > 0 else None)
+
+    def generated_one(self) -> bool:
+        """One more of the run drawn; True while more are to come."""
+        run = self.sampling.generating
+        if run is None:
+            return False
+        done = run[0] + 1
+        self.sampling = replace(self.sampling, generating=(done, run[1]) if done < run[1] else None)
+        return done < run[1]
+
+    def stop_generating(self) -> bool:
+        """The run stops where it is; False when none was going."""
+        going = self.sampling.generating is not None
+        self.sampling = replace(self.sampling, generating=None)
+        return going
+
     # -- a link's `show` ----------------------------------------------------------------------------
 
     def show(self, params: Mapping[str, str]) -> str | None:
@@ -230,3 +278,8 @@ class Place:
     @property
     def _layers(self) -> int:
         return self.gpt.config.n_layers
+
+
+def _nearest(steps: tuple[float, ...], value: float) -> int:
+    """The index of the step closest to `value`."""
+    return min(range(len(steps)), key=lambda i: abs(steps[i] - value))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -11,6 +11,7 @@ from rich.style import Style
 
 from model import GPT, Step, Trace
 from tutor import i18n
+from tutor.sampling import Sampling
 
 FORWARD, BACKWARD = "forward", "backward"  # the directions the step bar can run in
 
@@ -26,6 +27,7 @@ class View:
     head: int
     lang: str
     direction: str = FORWARD  # BACKWARD: the step bar runs from the unembedding back, the panels show ∂L/∂x
+    sampling: Sampling = field(default_factory=Sampling)  # the next-token panel's temperature, top-k, seed, last draw
 
     @property
     def backward(self) -> bool:
@@ -129,10 +131,12 @@ def diverging_style(value: float, scale: float) -> Style:
 @lru_cache(maxsize=2 * SHADES + 2)
 def _diverging(negative: bool, shade: int) -> Style:
     t = shade / SHADES
-    base = (58, 110, 220) if negative else (220, 70, 60)
+    # ends chosen so that a 16-colour terminal still tells the signs apart: from half the scale up they fall
+    # on its red and blue (a redder or greener end lands on yellow or grey there)
+    base = (30, 60, 200) if negative else (230, 40, 40)
     grey = 40
     r, g, b = (int(grey + (c - grey) * t) for c in base)
-    return Style(bgcolor=f"rgb({r},{g},{b})", color="black" if t >= 0.75 and not negative else "white")
+    return Style(bgcolor=f"rgb({r},{g},{b})", color="black" if t >= 0.9 and not negative else "white")
 
 
 def sequential_style(value: float) -> Style:
@@ -140,6 +144,12 @@ def sequential_style(value: float) -> Style:
     if not math.isfinite(value):
         return _DIM
     return _sequential(round(min(1.0, max(0.0, value)) * SHADES))
+
+
+def probability_style(value: float, scale: float = 1.0) -> Style:
+    """`sequential_style` of value/scale, in the (value, scale) shape a grid asks for; a grid drawn with it
+    shows the sequential legend from 0 to `scale`."""
+    return sequential_style(value / scale if scale > 0 else value)
 
 
 @lru_cache(maxsize=SHADES + 1)

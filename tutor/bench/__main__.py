@@ -15,8 +15,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-GROUPS = ("forward", "gpt2", "trace", "train", "keys", "terminal", "crowd")
+from tutor.bench.measure import median, spread_text
+
+GROUPS = ("forward", "gpt2", "peer", "trace", "train", "keys", "terminal", "crowd")
 MS, MB, KB = 1e-3, 1e6, 1e3
+RATIOS = "ratio: ours ÷ reference, of the medians for timed rows (best, median and p95 are printed beside)"
 
 
 @dataclass
@@ -51,6 +54,12 @@ def torch_or_none() -> object | None:
     return torch
 
 
+def transformers_present() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("transformers", "tokenizers"))
+
+
 def forward_rows(repeats: int) -> list[Row]:
     import model
     from tutor.bench.speed import forward_against_torch
@@ -63,8 +72,8 @@ def forward_rows(repeats: int) -> list[Row]:
         rows.append(
             Row(
                 f"forward + full trace, tiny, {n} tokens",
-                f"{pair.ours / MS:.2f} ms",
-                f"PyTorch {pair.reference / MS:.2f} ms ({pair.note})",
+                spread_text(pair.ours_times, MS, 2),
+                f"PyTorch {spread_text(pair.reference_times, MS, 2)} ({pair.note})",
                 ratio,
                 "ratio ≤ 1.0",
                 ratio <= 1.0,
@@ -85,13 +94,41 @@ def gpt2_rows(repeats: int) -> list[Row]:
         rows.append(
             Row(
                 f"forward + full trace, GPT-2 small shape (124M, random), {n} tokens",
-                f"{pair.ours / MS:.1f} ms",
-                f"PyTorch {pair.reference / MS:.1f} ms ({pair.note})",
+                spread_text(pair.ours_times, MS),
+                f"PyTorch {spread_text(pair.reference_times, MS)} ({pair.note})",
                 ratio,
                 "ratio ≤ 1.3",
                 ratio <= 1.3,
             )
         )
+    return rows
+
+
+def peer_rows(repeats: int) -> list[Row]:
+    """GPT-2 folders loaded as `tutor --model DIR` loads them, against transformers on the same folder."""
+    from tutor.bench.peer import folders, run_in_process
+
+    handle, made = folders()
+    rows = []
+    with handle:
+        for threads in sorted({1, os.cpu_count() or 1}):
+            for name, folder in made.items():
+                for n, result in run_in_process(folder, threads, repeats).items():
+                    ours, theirs = result["ours"], result["theirs"]
+                    assert isinstance(ours, list) and isinstance(theirs, list)
+                    ratio = median(ours) / median(theirs)
+                    rows.append(
+                        Row(
+                            f"HF GPT-2 folder via model.load, forward + full trace, {name}, {n} tokens, "
+                            f"{threads} thread(s)",
+                            spread_text(ours, MS),
+                            f"transformers GPT2LMHeadModel {spread_text(theirs, MS)} "
+                            f"(logits agree to {result['difference']:.0e})",
+                            ratio,
+                            "median ratio ≤ 1.0",
+                            ratio <= 1.0,
+                        )
+                    )
     return rows
 
 
@@ -106,8 +143,8 @@ def trace_rows(repeats: int) -> list[Row]:
         rows.append(
             Row(
                 f"trace overhead, tiny, {n} tokens",
-                f"{pair.ours / MS:.2f} ms with trace",
-                f"without {pair.reference / MS:.2f} ms",
+                f"with trace {spread_text(pair.ours_times, MS, 2)}",
+                f"without {spread_text(pair.reference_times, MS, 2)}",
                 pair.ours / pair.reference,
                 "",
                 None,
@@ -119,8 +156,8 @@ def trace_rows(repeats: int) -> list[Row]:
         rows.append(
             Row(
                 f"backward trace (grads=True: loss, every ∂L/∂a and ∂L/∂θ), tiny, {n} tokens",
-                f"{pair.ours / MS:.2f} ms",
-                f"forward trace {pair.reference / MS:.2f} ms",
+                spread_text(pair.ours_times, MS, 2),
+                f"forward trace {spread_text(pair.reference_times, MS, 2)}",
                 ratio,
                 "ratio ≤ 3.0" if n == 32 else "",
                 ratio <= 3.0 if n == 32 else None,
@@ -137,9 +174,9 @@ def train_rows(steps: int) -> list[Row]:
     ours, theirs = tokens / pair.ours, tokens / pair.reference
     return [
         Row(
-            "training, tiny shape",
-            f"{ours:,.0f} tokens/s",
-            f"PyTorch {theirs:,.0f} tokens/s ({pair.note})",
+            "training, tiny shape (tokens/s of the median step)",
+            f"{ours:,.0f} tokens/s; step {spread_text(pair.ours_times, MS)}",
+            f"PyTorch {theirs:,.0f} tokens/s; step {spread_text(pair.reference_times, MS)} ({pair.note})",
             ours / theirs,
             "ratio ≥ 0.7",
             ours / theirs >= 0.7,
@@ -277,24 +314,26 @@ def main(argv: list[str] | None = None) -> int:
     plan: dict[str, Callable[[], list[Row]]] = {
         "forward": lambda: forward_rows(5 if quick else 300),
         "gpt2": lambda: gpt2_rows(1 if quick else 15),
+        "peer": lambda: peer_rows(2 if quick else 20),
         "trace": lambda: trace_rows(5 if quick else 300),
         "train": lambda: train_rows(2 if quick else 20),
         "keys": lambda: key_rows(quick),
         "terminal": lambda: terminal_rows(quick),
         "crowd": lambda: crowd_rows(3 if quick else args.crowd),
     }
-    needs_torch = {"forward", "gpt2", "train"}
+    needs_torch = {"forward", "gpt2", "peer", "train"}
     rows: list[Row] = []
     skipped = []
     for group in groups:
-        if group in needs_torch and torch is None:
+        if (group in needs_torch and torch is None) or (group == "peer" and not transformers_present()):
             skipped.append(group)
             continue
         print(f"measuring {group} …", file=sys.stderr, flush=True)
         rows += plan[group]()
     print(markdown_table(rows))
+    print(f"\n{RATIOS}")
     if skipped:
-        print(f"\nskipped {', '.join(skipped)}: PyTorch is not installed (pip install -e '.[bench]')")
+        print(f"\nskipped {', '.join(skipped)}: PyTorch or transformers is not installed (pip install -e '.[bench]')")
     import numpy
 
     version = f"torch {torch.__version__}" if torch is not None else "no torch"  # type: ignore[attr-defined]

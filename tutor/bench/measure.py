@@ -28,3 +28,9 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 def median(samples: list[float]) -> float:
     return statistics.median(samples)
+
+
+def spread_text(samples: list[float], unit: float, digits: int = 1, unit_name: str = "ms") -> str:
+    """ "best 1.2, median 1.3, p95 1.9 ms": what a row prints of its calls."""
+    best, middle, p95 = min(samples) / unit, median(samples) / unit, percentile(samples, 0.95) / unit
+    return f"best {best:.{digits}f}, median {middle:.{digits}f}, p95 {p95:.{digits}f} {unit_name}"

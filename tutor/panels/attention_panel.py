@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tutor.i18n import t
-from tutor.view import View, sequential_style, visible_piece
+from tutor.view import View, probability_style, visible_piece
 from tutor.widgets.heatmap import GridRow
 from tutor.widgets.titled_heatmap import TitledHeatmap
 
@@ -26,7 +26,7 @@ class AttentionPanel(TitledHeatmap):
             pattern = np.where(np.tril(np.ones_like(pattern)) > 0, pattern, np.nan)
         labels = [f"{pos} {visible_piece(piece)}" for pos, piece in enumerate(trace.pieces)]
         rows = [GridRow(label, pattern[q], q == view.token) for q, label in enumerate(labels)]
-        self.grid.set_rows(rows, labels, scale=1.0, style_for=lambda v, s: sequential_style(v), number=probability)
+        self.grid.set_rows(rows, labels, scale=1.0, style_for=probability_style, number=probability)
 
 
 def probability(value: float) -> str:

@@ -13,6 +13,10 @@ from model import sinusoidal_positions
 from tutor.i18n import t
 from tutor.view import View, top_dims_text, visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
+from tutor.widgets.position_pictures import PositionPictures
+
+MAX_PICTURE_POSITIONS = 128  # GPT-2's 1024 positions would only repeat the story
+PICTURES_MIN_HEIGHT = 24  # a panel shorter than this keeps its rows for the numbers (80×24)
 
 
 class VectorsPanel(Vertical):
@@ -20,6 +24,11 @@ class VectorsPanel(Vertical):
     VectorsPanel > #vectors-note { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     VectorsPanel > HeatmapGrid { height: 1fr; }
     VectorsPanel > #angles-note { height: auto; padding: 0 1; }
+    VectorsPanel.-pictures > HeatmapGrid { height: auto; }
+    VectorsPanel.-pictures > #vectors-grid { max-height: 30%; min-height: 5; }
+    VectorsPanel.-pictures > #angles-grid { max-height: 25%; }
+    VectorsPanel > PositionPictures { height: 1fr; display: none; }
+    VectorsPanel.-pictures > PositionPictures { display: block; }
     """
 
     def compose(self) -> ComposeResult:
@@ -27,6 +36,10 @@ class VectorsPanel(Vertical):
         yield HeatmapGrid(label_width=18, id="vectors-grid")
         yield Static(id="angles-note")
         yield HeatmapGrid(label_width=18, id="angles-grid")
+        yield PositionPictures(id="vectors-pictures")
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height >= PICTURES_MIN_HEIGHT, "-pictures")
 
     def show(self, view: View) -> None:
         trace, lang, cfg = view.trace, view.lang, view.gpt.config
@@ -37,7 +50,9 @@ class VectorsPanel(Vertical):
         if not view.n_tokens:
             note.update(t("empty_prompt", lang))
             grid.set_rows([], [])
+            self.query_one(PositionPictures).show_nothing()
             return
+        self.show_pictures(view)
 
         def rows_of(title: str, array: np.ndarray) -> list[GridRow]:
             rows = [GridRow(title)]
@@ -67,8 +82,28 @@ class VectorsPanel(Vertical):
             columns = [str(i) for i in range(cfg.d_model)]
         else:
             note.update(t("no_position", lang) + self.largest(view, "hook_embed"), layout=False)
+            angle_note.display = True
+            angle_note.update(t("pp_nope", lang))
             columns = [str(i) for i in range(cfg.d_model)]
         grid.set_rows(rows, columns)
+
+    def show_pictures(self, view: View) -> None:
+        """The position table as pictures; drawn again only when the model, base or language changed."""
+        cfg, lang = view.gpt.config, view.lang
+        pictures = self.query_one(PositionPictures)
+        n = min(cfg.n_ctx, MAX_PICTURE_POSITIONS)
+        if cfg.positional == "sinusoidal":
+            pictures.show_sinusoidal(n, cfg.d_model, cfg.pos_base, lang, marked=[view.token])
+        elif cfg.positional == "learned":
+            table = view.gpt.position_rows(0, n)
+            assert table is not None  # a learned model has its table
+            pictures.show_learned(table, (id(view.gpt), view.gpt.name), lang, marked=[view.token])
+        elif cfg.positional == "rope":
+            p = view.token
+            q = p - 1 if p > 0 else min(1, view.n_tokens - 1)  # the token before: q·k's angle is one step's turn
+            pictures.show_rope(cfg.d_head, cfg.pos_base, p, q, lang)
+        else:
+            pictures.show_nothing()
 
     @staticmethod
     def largest(view: View, hook: str) -> str:

@@ -24,6 +24,16 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     ("alt+→ / alt+←", "next / previous token (also l / h)", "下一个 / 上一个词元（也可用 l / h）"),
     ("F4 / shift+F4", "next / previous attention head (also ] / [)", "下一个 / 上一个注意力头（也可用 ] / [）"),
     ("F6", "next panel", "下一个面板"),
+    (
+        "alt+t / alt+T · alt+k / alt+K",
+        "temperature up / down (0 … 5) · top-k up / down (1 … all): the next-token panel's p",
+        "温度调高 / 调低（0 … 5）· top-k 调大 / 调小（1 … 全部）：下一个词元面板的概率随之重算",
+    ),
+    (
+        "alt+n · alt+g",
+        "draw a token after the prompt (seeded: draw n is the same every session) · draw 10 in a row (Esc stops)",
+        "抽一个词元接在提示词后（有种子：第 n 次抽样每次都一样）· 连抽 10 个（Esc 停止）",
+    ),
     ("F9", "the lesson's links, to follow without a mouse", "本课的链接，不用鼠标也能执行"),
     (
         "F10",

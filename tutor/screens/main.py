@@ -22,7 +22,7 @@ from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
 from tutor.panels.attention_panel import AttentionPanel
 from tutor.panels.gradient_panel import GradientPanel
 from tutor.panels.layernorm_panel import LayerNormPanel
-from tutor.panels.next_token_panel import NextTokenPanel
+from tutor.panels.next_token_panel import NextTokenPanel, sampled_text
 from tutor.panels.residual_panel import ResidualPanel
 from tutor.panels.similarity_panel import SimilarityPanel
 from tutor.panels.step_info import StepInfo
@@ -32,6 +32,7 @@ from tutor.panels.vectors_panel import VectorsPanel
 from tutor.patches.footer_labels import localize_bindings
 from tutor.place import Place
 from tutor.runner import PassRunner, Stop, failure_words
+from tutor.sampling import GENERATE_N, Sampled, appended
 from tutor.view import View
 from tutor.widgets.footer import TutorFooter
 from tutor.widgets.lesson_view import LessonView
@@ -65,7 +66,11 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "turn": ("Backward", "反向传播"),
     "scroll_lesson(1)": ("Scroll", "滚动课文"),
     "page_down": ("Scroll", "滚动"),  # the lesson's own, while it has the focus
+    "sample": ("Draw a token", "抽一个词元"),
+    "temperature(1)": ("Temperature", "温度"),
 }
+Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it
+GENERATE_PAUSE = 0.1  # seconds between the tokens of a run: each is drawn on screen, and keys get in between
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
 WIDE_WIDTH = 170  # from here the residual chart and the next-token guess stay in view beside the tabs
@@ -108,6 +113,14 @@ class MainScreen(Screen[None]):
         Binding("shift+f4", "head(-1)", "Head back", show=False),
         Binding("f6", "next_panel", "Panel"),
         Binding("f5", "toggle_language", "中/En"),
+        # sampling the next token: alt+letters work from the prompt too (priority: the prompt would type the letter)
+        Binding("alt+n", "sample", "Draw a token", key_display="alt+n", priority=True),
+        Binding("alt+g", "generate", "Generate", show=False, priority=True),
+        Binding("alt+t", "temperature(1)", "Temperature", key_display="alt+t/T", priority=True),
+        Binding("alt+shift+t", "temperature(-1)", "Cooler", show=False, priority=True),
+        Binding("alt+k", "top_k(1)", "More tokens", show=False, priority=True),
+        Binding("alt+shift+k", "top_k(-1)", "Fewer tokens", show=False, priority=True),
+        Binding("escape", "stop_generating", "Stop", show=False),
         # single keys, only when the prompt does not have the focus (the input would type them)
         Binding("j", "step(1)", show=False),
         Binding("k", "step(-1)", show=False),
@@ -125,7 +138,9 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.place = Place(gpt, home_gpt=gpt)  # where the learner is: every key moves this, then the panels draw it
         self.lang = lang
-        self.passes: PassRunner[tuple[str, GPT, Trace]] = PassRunner(self, "model", self.pass_ready, self.pass_failed)
+        self.passes: PassRunner[Ready] = PassRunner(self, "model", self.pass_ready, self.pass_failed)
+        self.generate_pause = GENERATE_PAUSE
+        self._sample_text: str | None = None  # the prompt with a token just drawn: its pass is the draw's, not typing's
         self._drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
         self._drawn: tuple[object, ...] = ()
         self._topbar: Content | None = None
@@ -254,11 +269,18 @@ class MainScreen(Screen[None]):
         self.host.remember(prompt=event.value)
         if event.value != event.input.value or (self.trace is not None and event.value == self.prompt):
             return  # overtaken by a newer keystroke, or on screen already (first frame, or prompt_typed)
+        if event.value == self._sample_text:
+            return  # a token drawn: its one new position is being computed already (see draw_token)
         self.run_model(event.value)  # a big model (GPT-2): typing must not wait; the latest pass wins
 
     def prompt_typed(self, value: str) -> None:
         """The prompt's text changed (called inside the keystroke). A quick model runs here and now, so
         that the character and its numbers come in one frame; a slow one waits for `prompt_changed`."""
+        if value == self._sample_text:
+            return  # the text of a draw (see draw_token): not a second, full pass
+        self._sample_text = None
+        if self.place.stop_generating():  # the learner typed: a run of draws gives way
+            self.notify_stopped()
         if self._drawn_trace is not None and self.passes.quick and value != self.prompt:
             self.run_model(value, inline=True)
 
@@ -283,8 +305,8 @@ class MainScreen(Screen[None]):
         gpt, grads = self.gpt, self.needs_grads()
         self._requested = (prompt, gpt, grads)
 
-        def compute(stop: Stop) -> tuple[str, GPT, Trace]:
-            return prompt, gpt, self.run_pass(gpt, prompt, grads, stop)
+        def compute(stop: Stop) -> Ready:
+            return prompt, gpt, self.run_pass(gpt, prompt, grads, stop), None
 
         self.passes.run(compute, inline=inline)
 
@@ -310,18 +332,140 @@ class MainScreen(Screen[None]):
 
     def pass_failed(self, error: Exception) -> None:
         self._requested = None
+        self._sample_text = None
+        self.place.stop_generating()
         self.notify(failure_words(error, self.lang), severity="error", markup=False)
 
-    def pass_ready(self, result: tuple[str, GPT, Trace]) -> None:
-        prompt, gpt, trace = result
+    def pass_ready(self, result: Ready) -> None:
+        prompt, gpt, trace, sampled = result
         self._requested = None
+        if sampled is not None and prompt == self._sample_text:
+            self._sample_text = None
         if gpt is not self.gpt or prompt != self.typed_prompt:
             return  # a model or a prompt that is no longer on screen
-        missing = self.place.receive(trace, prompt)
+        missing = self.place.receive(trace, prompt, sampled)
         if missing is not None:
             self.no_such_step(missing)
+        more = sampled is not None and sampled.run is not None and self.place.generated_one()
         self.refresh_panels()
         self.host.remember(prompt=prompt, step=trace.steps[self.step_index].name)
+        if sampled is not None and not more and not self.next_panel_shown():
+            self.notify(sampled_text(sampled, self.lang), markup=False)  # the panel that says it is out of view
+        if sampled is not None:
+            self.ensure_grads()  # backwards, and the pass before had none to carry on (a prompt of one token)
+        if more:
+            self.set_timer(self.generate_pause, self.generate_next)
+
+    # -- drawing the next token: one new position through the KV cache --------------------------
+
+    def draw_token(self, run: tuple[int, int] | None = None) -> bool:
+        """Draw a token after the prompt's last one at the learner's temperature and top-k (draw n of the seed),
+        append it to the prompt and compute only its position (`GPT.extend`, through the KV cache) — or, where
+        the cache cannot serve (no causal mask, a full context, a text that re-tokenizes otherwise), the whole
+        pass of the new text, and say why. The prompt box shows the new text without a pass of its own."""
+        trace, prompt, gpt = self.trace, self.prompt, self.gpt
+        if trace is None or not trace.tokens:
+            self.notify(t("sample_no_prompt", self.lang))
+            return False
+        if self.typed_prompt != prompt or self._sample_text is not None:
+            self.notify(t("sample_wait", self.lang))
+            return False
+        settings = self.place.sampling
+        number = self.place.draw()
+        logits = trace.logits[-1]
+        token = model.sample(logits, settings.temperature, settings.top_k, model.sample_rng(settings.seed, number))
+        raw = float(model.sampling_probs(logits, 1.0)[token])
+        p = float(model.sampling_probs(logits, settings.temperature, settings.top_k)[token])
+        text, reason = appended(gpt, trace, prompt, token)  # reason: why not the KV cache (None: it serves)
+        grads = self.needs_grads()
+
+        def compute(stop: Stop) -> Ready:
+            longer = gpt.extend(trace, token) if reason is None else self.run_pass(gpt, text, grads, stop)
+            sampled = Sampled(
+                number,
+                token,
+                gpt.tokenizer.piece(token),
+                raw,
+                p,
+                settings.temperature,
+                settings.top_k,
+                computed=1 if reason is None else len(longer.tokens),
+                kept=len(trace.tokens) if reason is None else 0,
+                full_reason=reason,
+                run=run,
+                backward=longer.has_grads,
+            )
+            return text, gpt, longer, sampled
+
+        self._sample_text = text
+        box = self.query_one("#prompt", Input)
+        box.value = text  # prompt_typed and prompt_changed see `_sample_text`: no pass of their own
+        box.cursor_position = len(text)
+        self._requested = (text, gpt, grads if reason is not None else trace.has_grads)
+        self.passes.run(compute, inline=self.passes.quick)
+        return True
+
+    def next_panel_shown(self) -> bool:
+        """Whether a next-token panel is in view (the tab, or beside the tabs in a wide window)."""
+        if self.has_class("-wide"):
+            return True
+        tabs = self.query_one("#panels", PanelSwitcher)
+        return tabs.active == "next" and tabs.display and not (self.has_class("-compact") and self.has_class("-lesson"))
+
+    def action_sample(self) -> None:
+        """alt+n: one token drawn and appended."""
+        if self.place.stop_generating():
+            self.notify_stopped()
+        self.draw_token()
+
+    def action_generate(self) -> None:
+        """alt+g: GENERATE_N tokens in a row, each drawn on screen as it comes; alt+g again (or Esc) stops."""
+        if self.place.stop_generating():
+            self.notify_stopped()
+            self.refresh_panels()
+            return
+        self.place.start_generating(GENERATE_N)
+        tabs = self.query_one("#panels", PanelSwitcher)
+        if tabs.display and not self.has_class("-wide"):
+            tabs.active = "next"  # where the run's progress and each token's numbers are
+        if not self.draw_token(run=(1, GENERATE_N)):
+            self.place.stop_generating()
+        self.refresh_panels()
+
+    def generate_next(self) -> None:
+        run = self.place.sampling.generating
+        if run is None:
+            return  # stopped in the meantime
+        if not self.draw_token(run=(run[0] + 1, run[1])):
+            self.place.stop_generating()
+            self.refresh_panels()
+
+    def action_stop_generating(self) -> None:
+        if self.place.stop_generating():
+            self.notify_stopped()
+            self.refresh_panels()
+
+    def notify_stopped(self) -> None:
+        run = self.place.sampling.last.run if self.place.sampling.last is not None else None
+        done, n = run if run is not None else (0, GENERATE_N)
+        self.notify(t("generate_stopped", self.lang, done=done, n=n))
+
+    def action_temperature(self, delta: int) -> None:
+        if self.place.temperature_by(delta):
+            self.settings_changed(t("temperature_set", self.lang, T=f"{self.place.sampling.temperature:g}"))
+
+    def action_top_k(self, delta: int) -> None:
+        if self.place.top_k_by(delta):
+            top_k = self.place.sampling.top_k
+            self.settings_changed(
+                t("top_k_set", self.lang, k=top_k if top_k is not None else t("sample_all", self.lang))
+            )
+
+    def settings_changed(self, words: str) -> None:
+        """The panel redrawn with the new probabilities; a notice says the new setting when it is out of view."""
+        self.refresh_panels()
+        if not self.next_panel_shown():
+            self.notify(words, timeout=2)
 
     # -- drawing -------------------------------------------------------------------------------
 
@@ -339,6 +483,7 @@ class MainScreen(Screen[None]):
             view.token,
             view.head,
             view.direction,
+            view.sampling,
             tabs.active,
             self.size,
             self.classes,
@@ -485,6 +630,8 @@ class MainScreen(Screen[None]):
             return False
         if action == "scroll_lesson":
             return self.lesson_shown() and not in_lesson
+        if action == "stop_generating":
+            return self.place.sampling.generating is not None  # else Esc is not this screen's
         return True
 
     def lesson_shown(self) -> bool:
@@ -603,6 +750,8 @@ class MainScreen(Screen[None]):
     def use_model(self, gpt: GPT, remember: str | None) -> None:
         """Show `gpt` from now on; `remember`: the name to resume it by next time (None: the app's default)."""
         self.place.use_model(gpt)
+        self.place.stop_generating()  # a run of draws belongs to the model it began on
+        self._sample_text = None
         self.passes.forget_speed()  # not measured for this model yet: its first pass goes to a worker
         self.run_model(self.typed_prompt)
         self.host.remember(model=remember)

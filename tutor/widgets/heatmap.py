@@ -20,6 +20,7 @@ from textual.strip import Strip
 
 from tutor.patches.quiet_scroll_view import QuietScrollView
 from tutor.view import diverging_style, fmt
+from tutor.widgets.legend import legend_kind, legend_segments
 
 CELL = 6  # five characters and a gap
 
@@ -53,9 +54,10 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         self.scale = 1.0
         self.style_for: Callable[[float, float], Style] = diverging_style
         self.number: Callable[[float], str] = fmt
-        self._lines: dict[tuple[int, int, int], Strip] = {}  # drawn lines, until the data changes
+        self._lines: dict[tuple[object, ...], Strip] = {}  # drawn lines, until the data changes
         # rows drawn before, by what they show: typing one more token changes a few rows, not all of them
         self._row_lines: dict[tuple[object, ...], Strip] = {}
+        self.legend: str | None = None  # the colour scale's legend under the rows (diverging or sequential)
         self._highlighted: int | None = None  # the selected row's index
         self._follow = False  # it changed: scroll it into view once laid out
 
@@ -66,12 +68,16 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         scale: float | None = None,
         style_for: Callable[[float, float], Style] = diverging_style,
         number: Callable[[float], str] = fmt,
+        legend: bool = True,
     ) -> None:
+        """`legend`: a line under the rows with the colour scale and its range, when `style_for` is one of
+        the two scales (`diverging_style`, `probability_style`)."""
         self.rows, self.columns, self.style_for, self.number = list(rows), list(columns), style_for, number
         values = [r.values for r in self.rows if r.values is not None and r.values.size]
         finite = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.zeros(0)
         self.scale = scale if scale is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
-        self.virtual_size = Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1)
+        self.legend = legend_kind(style_for) if legend and values else None
+        self.virtual_size = Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1 + self.legend_lines)
         self._lines.clear()
         highlighted = next((i for i, row in enumerate(self.rows) if row.highlight), None)
         if highlighted != self._highlighted:  # a new selected row: scrolled into view (once, so the wheel can leave it)
@@ -85,7 +91,8 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         scrollbar yet, and would not scroll."""
         region = self.content_region
         scrollbar = self.styles.scrollbar_size_horizontal if self.virtual_size.width > region.width else 0
-        shown = region.height - scrollbar - 1  # rows under the header, above a scrollbar (that may not be drawn yet)
+        # rows under the header, above the legend and a scrollbar (that may not be drawn yet)
+        shown = region.height - scrollbar - 1 - self.legend_lines
         if not self._follow or self._highlighted is None or shown <= 0:
             return
         self._follow = False
@@ -111,12 +118,31 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         self._lines.clear()
         self._row_lines.clear()
 
+    @property
+    def legend_lines(self) -> int:
+        return 1 if self.legend else 0
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self.rows) + 1 + (1 if self.virtual_size.width > width else 0)
+        return len(self.rows) + 1 + self.legend_lines + (1 if self.virtual_size.width > width else 0)
+
+    def legend_line(self) -> int | None:
+        """Where the legend is drawn: under the last row, or on the last line when the rows scroll."""
+        if not self.legend:
+            return None
+        return min(len(self.rows) + 1, self.scrollable_content_region.height - 1)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         scroll_x, scroll_y = self.scroll_offset
+        if self.legend and y == self.legend_line():
+            key = (-1, self.legend, self.scale, width, self.app.no_color)
+            strip = self._lines.get(key)
+            if strip is None:
+                segments = [Segment(" " * self.label_width, self.rich_style)]
+                segments += legend_segments(self.legend, self.scale, self.app.no_color, self.rich_style)
+                strip = Strip(segments).crop(0, width).extend_cell_length(width, self.rich_style)
+                self._lines[key] = strip
+            return strip
         whole = max(1, self.whole_cells(width))
         first = min(-(-scroll_x // CELL), max(0, len(self.columns) - whole))  # scrolled right to the end: all whole
         key = (y if y == 0 else y + scroll_y, first, width)
@@ -141,7 +167,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
             ]
             return Strip([label, *cells]).crop(0, width).extend_cell_length(width, base)
         index = y - 1 + scroll_y
-        if index >= len(self.rows):
+        if index >= len(self.rows) or (self.legend and y > (self.legend_line() or 0)):
             return Strip.blank(width, base)
         row = self.rows[index]
         if row.values is None:

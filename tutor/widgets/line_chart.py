@@ -47,6 +47,8 @@ def tick_text(value: float, whole: bool = False) -> str:
     """An axis number in at most six cells: 3.22, 12.5, 3000, 1.2e+04; `whole` numbers without decimals."""
     for decimals in (0,) if whole else (2, 1, 0):
         text = f"{value:.{decimals}f}"
+        if text.startswith("-") and float(text) == 0:  # a tick at 0 by rounding error: not "-0.00"
+            text = text[1:]
         if len(text) <= 6:
             return text
     return f"{value:.0e}"

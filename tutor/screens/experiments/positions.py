@@ -26,6 +26,9 @@ from tutor.screens.experiments.base import ExperimentScreen
 from tutor.view import sequential_style, visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.live_static import LiveStatic
+from tutor.widgets.position_pictures import PositionPictures
+
+PICTURES_MIN_HEIGHT = 32  # a shorter window keeps its rows for the tables (80×24)
 
 MAX_POSITIONS = 128  # rows shown; GPT-2's 1024 positions would only repeat the story
 TOP_K = 5
@@ -159,6 +162,10 @@ class PositionsScreen(ExperimentScreen):
     PositionsScreen #pos-tabs { height: 1fr; }
     PositionsScreen TabPane { padding: 0 1; }
     PositionsScreen .pos-note { height: auto; color: $text-muted; }
+    PositionsScreen TabPane > PositionPictures { height: 50%; }
+    PositionsScreen #pos-rope-pictures { height: 45%; }
+    PositionsScreen TabPane > HeatmapGrid { height: 1fr; }
+    PositionsScreen.-small TabPane > PositionPictures { display: none; }
     """
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
@@ -185,12 +192,15 @@ class PositionsScreen(ExperimentScreen):
         with TabbedContent(id="pos-tabs"):
             with TabPane(self.words("tab_table"), id="pos-table-tab"):
                 yield Static(classes="pos-note", id="pos-table-note")
+                yield PositionPictures({"map", "waves"}, note=False, id="pos-table-pictures")
                 yield HeatmapGrid(label_width=9, id="pos-table")
             with TabPane(self.words("tab_similarity"), id="pos-similarity-tab"):
                 yield Static(classes="pos-note", id="pos-similarity-note")
+                yield PositionPictures({"dots"}, id="pos-similarity-pictures")
                 yield HeatmapGrid(label_width=7, id="pos-similarity")
             with TabPane(self.words("tab_rope"), id="pos-rope-tab"):
                 yield Static(classes="pos-note", id="pos-rope-note")
+                yield PositionPictures({"dials"}, id="pos-rope-pictures")
                 yield HeatmapGrid(label_width=9, id="pos-rope")
 
     def on_mount(self) -> None:
@@ -200,6 +210,9 @@ class PositionsScreen(ExperimentScreen):
         self.query_one("#pos-base", Input).focus()
         self.show_tables()
         self.refresh_model()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < PICTURES_MIN_HEIGHT, "-small")
 
     # -- sizes --------------------------------------------------------------------------------
 
@@ -226,6 +239,18 @@ class PositionsScreen(ExperimentScreen):
         self._show_table(table)
         self._show_similarity(table)
         self._show_rope(sinusoidal_positions(n, self.gpt.config.d_head, self.base))
+        self.show_pictures()
+
+    def show_pictures(self) -> None:
+        """The tables as pictures, for the base typed: each is redrawn only when its inputs changed."""
+        n, d, d_head = self.n_positions, self.table_width, self.gpt.config.d_head
+        marked = range(min(self.prompt_positions, n))
+        for name in ("table", "similarity"):
+            pictures = self.query_one(f"#pos-{name}-pictures", PositionPictures)
+            reference = self.trained_base if self.uses_base and name == "similarity" else None
+            pictures.show_sinusoidal(n, d, self.base, self.lang, marked=marked, reference=reference)
+        p = max(1, min(self.prompt_positions, n) - 1)  # the prompt's last token, turned against the first's
+        self.query_one("#pos-rope-pictures", PositionPictures).show_rope(d_head, self.base, p, 0, self.lang)
 
     def _show_table(self, table: np.ndarray) -> None:
         n, d = table.shape

@@ -1,0 +1,106 @@
+"""The pass on the learner's path against the peer they would use: a Hugging Face GPT-2 folder loaded with
+`model.load` (what `tutor --model DIR` does), its forward pass with the full trace, against transformers'
+`GPT2LMHeadModel.from_pretrained` on the same folder under `torch.no_grad()`.
+
+BLAS reads its thread count once, when NumPy loads, so each thread count runs in a process of its own:
+
+    python -m tutor.bench.peer FOLDER THREADS REPEATS     # prints {"16": {"ours": [s, …], "theirs": […]}, …}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+TOKENS = (16, 64)
+SHAPES = {  # name → GPT2Config fields: GPT-2 small's, and tiny's (with GPT-2's learned positions)
+    "GPT-2 small (124M)": {"n_layer": 12, "n_head": 12, "n_embd": 768, "vocab_size": 50257, "n_positions": 1024},
+    "tiny shape": {"n_layer": 4, "n_head": 4, "n_embd": 64, "vocab_size": 1044, "n_positions": 64},
+}
+
+
+def write_folder(folder: Path, shape: dict[str, int], seed: int = 0) -> Path:
+    """A GPT-2 folder as `save_pretrained` writes it (config.json, model.safetensors), random weights, and a
+    small byte-level BPE tokenizer.json (the timed passes are fed token ids, never text)."""
+    import torch
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    torch.manual_seed(seed)
+    transformers.GPT2LMHeadModel(transformers.GPT2Config(**shape)).save_pretrained(folder, safe_serialization=True)
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<|endoftext|>"]
+    )
+    tokenizer.train_from_iterator(["the cat chases the dog", "a dog and a cat"] * 8, trainer)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+def measure(folder: Path, threads: int, repeats: int) -> dict[str, dict[str, list[float] | float]]:
+    """Seconds of each call, ours and theirs in turn, for every prompt length; and how far their logits differ."""
+    import time
+
+    import numpy as np
+    import torch
+    import transformers
+
+    import model
+
+    torch.set_num_threads(threads)
+    ours_model = model.load(folder)
+    theirs_model = transformers.GPT2LMHeadModel.from_pretrained(folder).eval()
+    results: dict[str, dict[str, list[float] | float]] = {}
+    for n in TOKENS:
+        ids = [int(i) for i in np.random.default_rng(n).integers(0, ours_model.config.vocab_size, n)]
+        batch = torch.tensor([ids])
+
+        def ours(ids: list[int] = ids) -> np.ndarray:
+            return ours_model.run(ids).logits
+
+        def theirs(batch: torch.Tensor = batch) -> np.ndarray:
+            with torch.no_grad():
+                return theirs_model(batch).logits[0].numpy()
+
+        difference = float(np.max(np.abs(ours().astype(np.float64) - theirs().astype(np.float64))))
+        for _ in range(3):
+            ours(), theirs()
+        ours_times, theirs_times = [], []
+        for _ in range(repeats):  # in turn: a neighbour's load falls on both
+            start = time.perf_counter()
+            ours()
+            middle = time.perf_counter()
+            theirs()
+            theirs_times.append(time.perf_counter() - middle)
+            ours_times.append(middle - start)
+        results[str(n)] = {"ours": ours_times, "theirs": theirs_times, "difference": difference}
+    return results
+
+
+def run_in_process(folder: Path, threads: int, repeats: int) -> dict[str, dict[str, list[float] | float]]:
+    """`measure` in a fresh interpreter whose BLAS and PyTorch use `threads` threads."""
+    import subprocess
+
+    env = {**os.environ, **{v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
+    command = [sys.executable, "-m", "tutor.bench.peer", str(folder), str(threads), str(repeats)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def folders() -> tuple[tempfile.TemporaryDirectory[str], dict[str, Path]]:
+    """One folder per shape in a temporary directory (kept while the returned handle lives)."""
+    handle = tempfile.TemporaryDirectory(prefix="tutor-bench-gpt2-")
+    made = {}
+    for i, (name, shape) in enumerate(SHAPES.items()):
+        made[name] = write_folder(Path(handle.name) / f"shape{i}", shape)
+    return handle, made
+
+
+if __name__ == "__main__":
+    folder, threads, repeats = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    print(json.dumps(measure(folder, threads, repeats)))
