@@ -20,6 +20,7 @@ from model.config import ConfigError, GPTConfig
 from model.embedding import embed, unembed
 from model.gpt import GPT, ContextError, KVCache, NoTargetError
 from model.hooks import Stopped
+from model.lens import logit_lens
 from model.mlp import gelu, mlp
 from model.norm import layer_norm
 from model.params import init_params, parameter_shapes
@@ -56,6 +57,7 @@ __all__ = [
     "layer_norm",
     "load",
     "load_checkpoint",
+    "logit_lens",
     "mlp",
     "multi_head_attention",
     "parameter_shapes",

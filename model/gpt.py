@@ -133,13 +133,20 @@ class GPT:
         for i in range(cfg.n_layers):
             x = self.block(i, x, rope_pe, cache, scoped(hook, f"blocks.{i}."))
 
-        if cfg.has_final_norm:
-            x = self._layer_norm("ln_final", x, scoped(hook, "ln_final."))
-        logits = unembed(x, p["wte"])
+        logits = self.read_out(x, hook)
         hook("logits", logits)
         if cache is not None:
             cache.length += n
         return logits
+
+    def read_out(self, x: np.ndarray, hook: Hook = no_hook) -> np.ndarray:
+        """The end of the pass, from the last stream to scores: logits = unembed(LN_final(x)).
+
+        Only pre-norm has the final LayerNorm; post-norm and no-norm models read x · W_Eᵀ directly.
+        """
+        if self.config.has_final_norm:
+            x = self._layer_norm("ln_final", x, scoped(hook, "ln_final."))
+        return unembed(x, self._weights["wte"])
 
     def block(self, i: int, x: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook) -> np.ndarray:
         """One transformer block: attention, then the MLP, each as a `sublayer`."""

@@ -510,6 +510,13 @@ async def test_residual_norms_across_orders_of_magnitude_get_log_bars(tmp_path: 
         app.main.goto_step_name("blocks.1.mlp_add")  # the last residual add: the residual panel opens
         await pilot.pause()
         assert app.main.query_one("#panels").active == "residual"
+        assert "this step: B1 mlp (log)" in _screen(app)  # the lines on top: a log axis too
+        from tutor.panels.residual_panel import ResidualPanel
+        from tutor.panels.stream_panel import StreamPanel
+
+        stream = app.main.query_one(StreamPanel)
+        stream.scroll_to_widget(stream.query_one(ResidualPanel), animate=False)  # the table, below the lens
+        await pilot.pause()
         screen = _screen(app)
         assert "(log)" in screen and "…" not in screen.split("‖x‖ of the residual")[1].split("largest")[0]
         bars = {}

@@ -21,6 +21,8 @@ STATES = {
     "start": [],
     "layernorm": ["ctrl+u", *"猫追狗", "shift+up", "down"],
     "residual": ["ctrl+u", *"猫追狗", "shift+up", "pagedown", "pagedown", "down", "down"],
+    # block 0's first residual add, the cursor on 追: its ‖x‖ line on top, the logit lens settling on 狗 from B0 mlp
+    "lens": ["ctrl+u", *"猫追狗", "shift+up", "down", "down", "down", "alt+left"],
     # backwards from the unembedding: the final LayerNorm, then block 3's residual add with its two paths
     "backward": ["ctrl+u", *"猫追狗的", "shift+up", "ctrl+r", "down", "down"],
     "similarity": ["ctrl+u", *"猫追狗的", "shift+up", "pagedown", "pagedown", *["f6"] * 5],

@@ -109,6 +109,54 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "entropy {h:.2f} bits ≤ log₂ {n} = {hmax:.2f}: as spread as {eff:.1f} equal keys",
         "熵 {h:.2f} 比特 ≤ log₂ {n} = {hmax:.2f}：分散程度相当于平分给 {eff:.1f} 个键",
     ),
+    # -- the Residual tab: ‖x‖ lines and the logit lens (tutor/panels/stream_panel.py and its parts) --
+    "lines_title": (
+        "‖x‖ of the stream, a line per token · ┊ this step: {point}",
+        "残差流的 ‖x‖，每个词元一条线 · ┊ 当前步骤：{point}",
+    ),
+    "lines_log": (" (log)", "（对数）"),
+    "lines_cursor": ("{token} (cursor)", "{token}（光标）"),
+    "lines_others": ("the other {n} tokens", "其余 {n} 个词元"),
+    "lines_some_others": ("{n} nearest of the other {m} tokens", "其余 {m} 个词元中最近的 {n} 个"),
+    "lines_embed": ("emb", "嵌入"),
+    "lens_title": (
+        "Logit lens, token {token}: {formula} at each point",
+        "Logit lens · 词元 {token}：残差流每一处的 {formula}",
+    ),
+    "lens_note_pre": (
+        "A read-out of the stream through the final LayerNorm and the unembedding, not what the model outputs "
+        "(only the last row is); TransformerLens calls it the logit lens.",
+        "这是把残差流送进最后的 LayerNorm 和反嵌入读出来的结果，不是模型的输出（只有最后一行才是）；"
+        "TransformerLens 称之为 logit lens。",
+    ),
+    "lens_note_post": (
+        "A read-out of the stream through the unembedding (post-norm has no final LayerNorm: every sublayer "
+        "already ends in one), not what the model outputs (only the last row is); TransformerLens calls it "
+        "the logit lens.",
+        "这是把残差流直接送进反嵌入读出来的结果（post-norm 没有最后的 LayerNorm，因为每个子层末尾已经有一个），"
+        "不是模型的输出（只有最后一行才是）；TransformerLens 称之为 logit lens。",
+    ),
+    "lens_note_none": (
+        "A read-out of the raw stream through the unembedding (this model has no LayerNorm: a larger ‖x‖ alone "
+        "makes a sharper guess), not what the model outputs (only the last row is); TransformerLens calls it "
+        "the logit lens.",
+        "这是把未经归一化的残差流直接送进反嵌入读出来的结果（这个模型没有 LayerNorm，‖x‖ 越大，猜测就越尖锐），"
+        "不是模型的输出（只有最后一行才是）；TransformerLens 称之为 logit lens。",
+    ),
+    "lens_no_residual": (
+        "No residual here: each point is only its sublayer's output, which the next block replaces, not adds to.",
+        "这个模型没有残差连接：每一处只是那个子层自己的输出，下一块会替换它，而不是在它上面累加。",
+    ),
+    "lens_top": ("top {k} read out", "读出的前 {k} 个"),
+    "lens_final": ("p({token}), rank", "p({token})，名次"),
+    "lens_settles": (
+        "The model's guess {token} ({p}) leads the lens from {point} on.",
+        "模型最终的猜测 {token}（{p}）从 {point} 起一直排在第一。",
+    ),
+    "lens_settles_last": (
+        "The model's guess {token} ({p}) leads only at the last point, {point}.",
+        "模型最终的猜测 {token}（{p}）只在最后一处（{point}）才排在第一。",
+    ),
     # -- sampling the next token (the next-token panel, the sample and generate keys) --
     "sample_all": ("all", "全部"),
     "sample_formula_argmax": (

@@ -27,6 +27,7 @@ from tutor.panels.residual_panel import ResidualPanel
 from tutor.panels.similarity_panel import SimilarityPanel
 from tutor.panels.step_info import StepInfo
 from tutor.panels.step_vectors_panel import StepVectorsPanel
+from tutor.panels.stream_panel import StreamPanel
 from tutor.panels.token_strip import TokenStrip
 from tutor.panels.vectors_panel import VectorsPanel
 from tutor.patches.footer_labels import localize_bindings
@@ -209,7 +210,7 @@ class MainScreen(Screen[None]):
                     # the embedding's vectors at the embed step, the step's own vectors at every other; grids scroll
                     Vertical(VectorsPanel(), StepVectorsPanel(), id="vectors"),
                     LayerNormPane(id="layernorm"),
-                    VerticalScroll(ResidualPanel(), id="residual"),
+                    StreamPanel(id="residual"),  # the lines, the logit lens and the table; it scrolls itself
                     AttentionPanel(id="attention"),
                     VerticalScroll(NextTokenPanel(), id="next"),
                     VerticalScroll(GradientPanel(), id="gradient"),
@@ -502,7 +503,7 @@ class MainScreen(Screen[None]):
         active = tabs.active
         panels = {
             "layernorm": LayerNormPane,
-            "residual": ResidualPanel,
+            "residual": StreamPanel,
             "attention": AttentionPanel,
             "next": NextTokenPanel,
             "gradient": GradientPanel,

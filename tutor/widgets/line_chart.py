@@ -5,6 +5,8 @@ With colour each series is a braille line (2×4 dots per cell) in its own colour
 marker character instead, one per cell. The legend shows colour and marker either way, as a
 short stroke "━*━" in the series' colour before its name. The y axis may be logarithmic
 (`log_y`): values that span 1.5 to 18 then all get room, the small differences at the bottom too.
+The x axis may carry named ticks (`x_ticks`, say the points of a pass) instead of numbers, and a
+vertical marker (`x_marker`, "┊" down the empty cells of one column: where the learner is).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -37,6 +40,7 @@ class Series:
     color: str = "white"
     marker: str = "•"
     dashed: bool = False  # for reference lines such as a baseline
+    legend: bool = True  # False: drawn, but not named in the legend (the many lines one entry names)
 
 
 def tick_text(value: float, whole: bool = False) -> str:
@@ -81,6 +85,8 @@ class LineChart(Widget):
         self.x_range: tuple[float, float] | None = None
         self.y_range: tuple[float, float] | None = None
         self.log_y = False
+        self.x_ticks: list[tuple[float, str]] | None = None
+        self.x_marker: float | None = None
         self._strips: list[Strip] | None = None
         self._drawn_for: tuple[int, int, bool] | None = None
 
@@ -93,15 +99,43 @@ class LineChart(Widget):
         x_range: tuple[float, float] | None = None,
         y_range: tuple[float, float] | None = None,
         log_y: bool = False,
+        x_ticks: Sequence[tuple[float, str]] | None = None,
+        x_marker: float | None = None,
     ) -> None:
         """Replace the curves. Without a range the axes fit the data; points outside a range are clipped.
-        `log_y`: a logarithmic y axis (values ≤ 0 are left out)."""
+        `log_y`: a logarithmic y axis (values ≤ 0 are left out). `x_ticks`: (x, name) pairs under the axis
+        instead of numbers (a name that would touch the one before is left out). `x_marker`: a dotted
+        vertical line at that x."""
         self.series = list(series)
         self.x_label, self.y_label = x_label, y_label
         self.x_range, self.y_range = x_range, y_range
         self.log_y = log_y
+        self.x_ticks = list(x_ticks) if x_ticks is not None else None
+        self.x_marker = x_marker
         self._strips = None
         self.refresh()
+
+    def move_marker(self, x_marker: float | None, y_label: str | None = None) -> None:
+        """Move the vertical marker (and retitle), the curves unchanged: only the title row and the marker's
+        old and new columns are drawn again, so a step key sends a few cells, not the whole chart."""
+        old = self.x_marker
+        self.x_marker = x_marker
+        if y_label is not None:
+            self.y_label = y_label
+        self._strips = None
+        width, height = self.size
+        if not width or not height:
+            self.refresh()
+            return
+        braille = not self.app.no_color
+        x_range, _ = self.ranges()
+        plot_width, plot_height = self._plot_size(width, height)
+        regions = [Region(0, 0, width, 1)]  # the title
+        for x in (old, x_marker):
+            if x is not None:
+                column = Y_LABEL_WIDTH + self._column(x, x_range, plot_width, braille)
+                regions.append(Region(column, 1, 1, plot_height))
+        self.refresh(*regions)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -138,6 +172,8 @@ class LineChart(Widget):
         lines: list[list[Segment]] = [[]]
         used = 0
         for s in self.series:
+            if not s.legend:
+                continue
             entry = [Segment(self.swatch(s), Style(color=s.color, bold=True)), Segment(f" {s.name}  ", Style())]
             size = sum(cell_len(seg.text) for seg in entry)
             if used and used + size > width:
@@ -157,12 +193,16 @@ class LineChart(Widget):
             self._drawn_for = key
         return self._strips[y] if y < len(self._strips) else Strip.blank(width, self.rich_style)
 
+    def _plot_size(self, width: int, height: int) -> tuple[int, int]:
+        """The plot's cells across and down, inside the tick labels, the titles, the x axis and the legend."""
+        titles = 2 if self.x_label else 1  # the y title on top; the x title below the ticks, if there is one
+        return max(1, width - Y_LABEL_WIDTH), max(1, height - 2 - titles - len(self.legend_lines(max(1, width))))
+
     def _draw(self, width: int, height: int, braille: bool) -> list[Strip]:
         base = self.rich_style
         dim = base + Style(dim=True)
         legend = self.legend_lines(max(1, width))
-        plot_width = max(1, width - Y_LABEL_WIDTH)
-        plot_height = max(1, height - 4 - len(legend))  # y title, x axis, x ticks, x title
+        plot_width, plot_height = self._plot_size(width, height)
         (x0, x1), (y0, y1) = self.ranges()
         cells = self._plot_cells(plot_width, plot_height, (x0, x1), (y0, y1), braille)
 
@@ -184,19 +224,31 @@ class LineChart(Widget):
                 segments.append(Segment(text, base + style if style else base))
             strips.append(Strip(segments).crop(0, width).extend_cell_length(width, base))
         strips.append(Strip([Segment("      └" + "─" * plot_width, dim)]).crop(0, width))
-        ticks = [" "] * plot_width
-        whole = float(x0).is_integer() and float(x1).is_integer() and x1 - x0 >= 10  # steps, counts
-        for fraction in (0.0, 0.5, 1.0):
-            text = tick_text(x0 + fraction * (x1 - x0), whole).strip()
-            start = min(max(0, round(fraction * (plot_width - 1)) - len(text) // 2), max(0, plot_width - len(text)))
-            ticks[start : start + len(text)] = list(text)
-        strips.append(Strip([Segment(" " * Y_LABEL_WIDTH + "".join(ticks), dim)]).crop(0, width))
-        x_title = " " * max(0, width - cell_len(self.x_label)) + self.x_label  # by cells: 训练步数 takes eight
-        strips.append(Strip([Segment(x_title, dim)]).crop(0, width))
+        if self.x_ticks is not None:
+            named = [(self._column(x, (x0, x1), plot_width, braille), name) for x, name in self.x_ticks]
+            tick_line = place_labels(named, plot_width)
+        else:
+            ticks = [" "] * plot_width
+            whole = float(x0).is_integer() and float(x1).is_integer() and x1 - x0 >= 10  # steps, counts
+            for fraction in (0.0, 0.5, 1.0):
+                text = tick_text(x0 + fraction * (x1 - x0), whole).strip()
+                start = min(max(0, round(fraction * (plot_width - 1)) - len(text) // 2), max(0, plot_width - len(text)))
+                ticks[start : start + len(text)] = list(text)
+            tick_line = "".join(ticks)
+        strips.append(Strip([Segment(" " * Y_LABEL_WIDTH + tick_line, dim)]).crop(0, width))
+        if self.x_label:
+            x_title = " " * max(0, width - cell_len(self.x_label)) + self.x_label  # by cells: 训练步数 takes eight
+            strips.append(Strip([Segment(x_title, dim)]).crop(0, width))
         for line in legend:  # every segment styled: NO_COLOR's filter cannot take a segment without a style
             segments = [Segment(" ", base), *(Segment(seg.text, base + seg.style) for seg in line)]
             strips.append(Strip(segments).crop(0, width).extend_cell_length(width, base))
         return [strip.extend_cell_length(width, base) for strip in strips[:height]]
+
+    def _column(self, x: float, x_range: tuple[float, float], plot_width: int, braille: bool = True) -> int:
+        """The plot cell column the curves put `x` in."""
+        x0, x1 = x_range
+        dots_x = 2 if braille else 1
+        return round((x - x0) / (x1 - x0) * (plot_width * dots_x - 1)) // dots_x
 
     def _plot_cells(
         self,
@@ -235,12 +287,15 @@ class LineChart(Widget):
                     cx, cy = dx // dots_x, dy // dots_y
                     bits[cy][cx] |= _DOT_BITS[dx % 2][dy % 4] if braille else 1
                     owner[cy][cx] = s
+        marker_column = self._column(self.x_marker, x_range, plot_width, braille) if self.x_marker is not None else None
         cells: list[list[tuple[str, Style | None]]] = []
         for row in range(plot_height):
             line: list[tuple[str, Style | None]] = []
             for column in range(plot_width):
                 s = owner[row][column]
-                if s is None:
+                if s is None and column == marker_column:
+                    line.append(("┊", Style(dim=True)))
+                elif s is None:
                     line.append((" ", None))
                 elif braille:
                     line.append((chr(0x2800 + bits[row][column]), Style(color=s.color)))
@@ -248,6 +303,35 @@ class LineChart(Widget):
                     line.append((s.marker, Style(bold=True)))
             cells.append(line)
         return cells
+
+
+def place_labels(labels: Sequence[tuple[int, str]], width: int) -> str:
+    """A line of `width` cells with each name centred on its column. Where the names would touch (come
+    closer than one cell) or run off the line, every second one is named (the first kept), else every third…"""
+    line = ""
+    for stride in range(1, len(labels) + 1):
+        line, all_placed = _place_labels(labels[::stride], width)
+        if all_placed:
+            break
+    return line or " " * width
+
+
+def _place_labels(labels: Sequence[tuple[int, str]], width: int) -> tuple[str, bool]:
+    """The names placed left to right, one that would touch the one before it left out; and whether none was."""
+    cells: list[str] = [" "] * width
+    free_from = 0  # the first cell a name may start at
+    all_placed = True
+    for column, name in labels:
+        size = cell_len(name)
+        start = min(max(0, column - (size - 1) // 2), width - size)
+        if start < free_from or start < 0:
+            all_placed = False
+            continue
+        cells[start] = name
+        for i in range(start + 1, start + size):
+            cells[i] = ""  # taken by the name's later cells (a CJK character is two)
+        free_from = start + size + 1
+    return "".join(cells), all_placed
 
 
 def _widen(span: tuple[float, float]) -> tuple[float, float]:
