@@ -27,7 +27,7 @@ from textual.strip import Strip
 from tutor.patches.terminal_diff import ScreenModel, _runs
 
 DOWN, UP, F5, F6, F8, PGDN = b"\x1b[B", b"\x1b[A", b"\x1b[15~", b"\x1b[17~", b"\x1b[19~", b"\x1b[6~"
-ALT_RIGHT, BACKSPACE, TAB, CTRL_L = b"\x1b[1;3C", b"\x7f", b"\t", b"\x0c"
+ALT_RIGHT, ALT_LEFT, BACKSPACE, TAB, CTRL_L = b"\x1b[1;3C", b"\x1b[1;3D", b"\x7f", b"\t", b"\x0c"
 KEYS = [
     "狗".encode(), BACKSPACE, "猫追".encode(), *[DOWN] * 7, F6, F6, UP, ALT_RIGHT, PGDN, F5, *[DOWN] * 3,
     F8, b"ab", TAB, PGDN, PGDN, TAB, UP,
@@ -93,20 +93,22 @@ def test_the_terminal_shows_what_a_full_redraw_shows(tmp_path: Path, colours: st
         os.close(master)
 
 
-def test_a_step_key_sends_a_fraction_of_the_panel(tmp_path: Path) -> None:
-    """Moving through the residual panel's rows changes a marker and a few numbers, not the panel."""
+def test_a_token_key_sends_a_fraction_of_the_panel(tmp_path: Path) -> None:
+    """Moving the query token in the attention panel moves a marker in every head's map and the highlighted row,
+    and changes the read-out: a few cells, not the panel."""
     process, master = spawn(tmp_path, "--lang", "en")
     screen = pyte.Screen(120, 40)
     stream = pyte.ByteStream(screen)
     try:
         stream.feed(read_until(master, "‖x‖".encode()))
         feed(stream, master, quiet=1.0)
-        for key in [DOWN] * 5:  # to blocks.0.mlp: the residual panel
+        for key in [DOWN] * 2:  # to blocks.0.attn: the attention panel
             os.write(master, key)
             feed(stream, master)
-        os.write(master, DOWN)  # mlp → mlp_add: the same panel, one row further
+        assert "All 4 heads" in cells_text(screen)
+        os.write(master, ALT_LEFT)  # the query one token back: the same panel
         sent = feed(stream, master)
-        assert "B0 mlp" in cells_text(screen)
+        assert "query 1" in cells_text(screen)
         assert 0 < sent < 2500  # a full repaint of the panel area alone is ~7 KB
     finally:
         process.kill()
@@ -146,3 +148,20 @@ def test_half_a_wide_character_overwritten_leaves_the_other_half_unknown() -> No
     assert model.chars[0][2:4] == [None, "y"]
     # a run is never merged across the unknown cell: what is sent stays in its columns
     assert list(_runs([1, 4], model.chars[0])) == [(1, 1), (4, 4)]
+
+
+def test_the_pen_sends_only_what_changes_between_styles() -> None:
+    from tutor.patches.terminal_diff import Pen
+
+    console = Console(color_system="256", force_terminal=True)
+    pen = Pen()
+    red, blue = Style(color="white", bgcolor="color(160)"), Style(color="white", bgcolor="color(25)")
+    assert pen.write("+0.12 ", red, console) == "\x1b[0;37;48;5;160m+0.12 "  # the frame's first: from a reset
+    assert pen.write("-0.50 ", blue, console) == "\x1b[48;5;25m-0.50 "  # the next cell: its background only
+    assert pen.write("x", blue, console) == "x"  # nothing changes: nothing sent
+    assert pen.write("b", blue + Style(bold=True), console) == "\x1b[1mb"  # an attribute on: just that
+    assert pen.write("c", blue, console) == "\x1b[0;37;48;5;25mc"  # one off: a reset, then the style again
+    assert pen.write("d", None, console) == "\x1b[0md"
+    assert pen.finish() == ""  # already plain
+    pen.write("e", red, console)
+    assert pen.finish() == "\x1b[0m"

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
 from rich.cells import get_character_cell_size
+from rich.color import ColorSystem
 from rich.console import Console, RenderableType
 from rich.control import Control
-from rich.segment import Segment
 from rich.style import Style
 from textual._compositor import ChopsUpdate, CompositorUpdate, LayoutUpdate
 from textual.app import App
@@ -80,6 +81,7 @@ class ScreenModel:
     def _draw(self, writes: Iterable[tuple[int, int, Strip]], console: Console) -> str:
         """Note every write in the model; return the terminal sequences for the cells that differ."""
         out: list[str] = []
+        pen = Pen()
         width = self.size[0]
         for x, y, strip in writes:
             if y not in self.chars:
@@ -122,7 +124,8 @@ class ScreenModel:
                 chars[column] = None
             for first, last in _runs(changed, chars):
                 out.append(Control.move_to(first, y).segment.text)
-                out.append(_render(chars, styles, first, last, console))
+                out.append(_render(chars, styles, first, last, console, pen))
+        out.append(pen.finish())
         return "".join(out)
 
 
@@ -184,8 +187,84 @@ def _whole(first: int, last: int, chars: list[str | None]) -> tuple[int, int]:
     return first, last
 
 
-def _render(chars: list[str | None], styles: list[Style | None], first: int, last: int, console: Console) -> str:
-    """Columns first..last as terminal sequences, one style change per run of equal styles."""
+def _render(
+    chars: list[str | None], styles: list[Style | None], first: int, last: int, console: Console, pen: Pen
+) -> str:
+    """Columns first..last as terminal sequences, one style change per run of equal styles, each change
+    only what differs from the style before it (see `Pen`)."""
     cells = zip(chars[first : last + 1], styles[first : last + 1], strict=True)
-    segments = [Segment("".join(c for c, _ in run if c), style) for style, run in groupby(cells, key=itemgetter(1))]
-    return Strip(segments).render(console)
+    return "".join(
+        pen.write("".join(c for c, _ in run if c), style, console) for style, run in groupby(cells, key=itemgetter(1))
+    )
+
+
+# SGR codes of Rich's style attributes, in the order of `Style._style_map` (bold, dim, italic, underline, …)
+ATTRIBUTE_CODES = (
+    ("bold", "1"),
+    ("dim", "2"),
+    ("italic", "3"),
+    ("underline", "4"),
+    ("blink", "5"),
+    ("blink2", "6"),
+    ("reverse", "7"),
+    ("conceal", "8"),
+    ("strike", "9"),
+    ("underline2", "21"),
+    ("frame", "51"),
+    ("encircle", "52"),
+    ("overline", "53"),
+)
+COLOR_SYSTEMS = {"standard": ColorSystem.STANDARD, "256": ColorSystem.EIGHT_BIT, "truecolor": ColorSystem.TRUECOLOR}
+
+
+@dataclass(frozen=True)
+class Pens:
+    """A style as the terminal keeps it: the attributes that are on, the foreground's and background's codes."""
+
+    attributes: frozenset[str]
+    foreground: tuple[str, ...]  # () for the terminal's default
+    background: tuple[str, ...]
+
+
+@lru_cache(maxsize=4096)
+def pens_of(style: Style, system: ColorSystem) -> Pens:
+    attributes = frozenset(code for name, code in ATTRIBUTE_CODES if getattr(style, name))
+    foreground = style.color.downgrade(system).get_ansi_codes(True) if style.color else ()
+    background = style.bgcolor.downgrade(system).get_ansi_codes(False) if style.bgcolor else ()
+    return Pens(attributes, tuple(foreground), tuple(background))
+
+
+class Pen:
+    """Rich ends every styled run with a reset and starts the next with its whole style (`\\e[97;48;5;60m…\\e[0m`):
+    in a heatmap, where every cell has its own background, that is most of the bytes. The pen remembers the
+    style the terminal is in and sends only the change: `\\e[48;5;61m` for the next cell. It resets only when
+    an attribute must go off, and once at the end of the frame (`finish`)."""
+
+    def __init__(self) -> None:
+        self.state: Pens | None = None  # None: not known (the frame's start, or after Rich wrote a run)
+
+    def write(self, text: str, style: Style | None, console: Console) -> str:
+        if not text:
+            return ""
+        system = COLOR_SYSTEMS.get(console.color_system or "")
+        if style is not None and (system is None or style.link):  # hyperlinks and odd consoles: Rich's own way
+            self.state = None
+            return "\x1b[0m" + style.render(text, color_system=console._color_system)
+        target = pens_of(style, system) if style is not None else Pens(frozenset(), (), ())
+        state = self.state
+        if state is None or state.attributes - target.attributes:
+            codes = ["0", *sorted(target.attributes), *target.foreground, *target.background]
+        else:
+            codes = sorted(target.attributes - state.attributes)
+            if target.foreground != state.foreground:
+                codes += target.foreground or ("39",)
+            if target.background != state.background:
+                codes += target.background or ("49",)
+        self.state = target
+        return (f"\x1b[{';'.join(codes)}m" if codes else "") + text
+
+    def finish(self) -> str:
+        """Leave the terminal in its plain style, as Rich's runs do."""
+        done = "" if self.state is None or self.state == Pens(frozenset(), (), ()) else "\x1b[0m"
+        self.state = None
+        return done

@@ -208,6 +208,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         scale = self.scale if row.scale is None else row.scale
         for value in row.values[first : first + n_cells]:
             value = float(value)
-            segments.append(Segment(self.number(value).rjust(CELL - 1), base + self.style_for(value, scale)))
-            segments.append(Segment(" ", base))
+            # the gap takes the cell's colour too: a row reads as one band of colour, and the terminal gets one
+            # style change per cell instead of two (the bytes of a step key are mostly these)
+            segments.append(Segment(self.number(value).rjust(CELL - 1) + " ", base + self.style_for(value, scale)))
         return Strip(segments).crop(0, width).extend_cell_length(width, base)
