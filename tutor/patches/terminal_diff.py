@@ -252,14 +252,15 @@ class Pen:
             return "\x1b[0m" + style.render(text, color_system=console._color_system)
         target = pens_of(style, system) if style is not None else Pens(frozenset(), (), ())
         state = self.state
-        if state is None or state.attributes - target.attributes:
-            codes = ["0", *sorted(target.attributes), *target.foreground, *target.background]
-        else:
-            codes = sorted(target.attributes - state.attributes)
+        codes = ["0", *sorted(target.attributes), *target.foreground, *target.background]  # from a reset
+        if state is not None and not state.attributes - target.attributes:
+            change = sorted(target.attributes - state.attributes)
             if target.foreground != state.foreground:
-                codes += target.foreground or ("39",)
+                change += target.foreground or ("39",)
             if target.background != state.background:
-                codes += target.background or ("49",)
+                change += target.background or ("49",)
+            if len(";".join(change)) <= len(";".join(codes)):  # to plain, "0" beats "39;49"
+                codes = change
         self.state = target
         return (f"\x1b[{';'.join(codes)}m" if codes else "") + text
 
