@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from rich.console import RenderableType
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -30,6 +31,7 @@ from tutor.lessons.quiz import lesson_quiz
 from tutor.lessons.quiz import passed as quiz_passed
 from tutor.model_words import describe_variant
 from tutor.patches import cjk_wrap, palette
+from tutor.patches.collector import IdleCollector
 from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
@@ -119,6 +121,7 @@ class TutorApp(App[None]):
         self._save_timer: Timer | None = None
         self.main = MainScreen(gpt, lang)
         self.screen_model = ScreenModel()  # what the terminal shows: only changed cells are sent
+        self.collector: IdleCollector | None = None  # full garbage-collector passes between keys (on_mount)
         self.localize_palette_key()
 
     # -- the command palette, in the learner's language -----------------------------------------
@@ -170,7 +173,14 @@ class TutorApp(App[None]):
                 markup = False
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and self.collector is not None:
+            self.collector.key()
+        await super().on_event(event)
+
     async def on_mount(self) -> None:
+        self.collector = IdleCollector()
+        self.set_interval(0.5, self.collector.tick, name="idle collector")
         self.app_suspend_signal.subscribe(self, self.screen_model.forget)
         self.app_resume_signal.subscribe(self, self.screen_model.forget)
         loop = asyncio.get_running_loop()
@@ -228,6 +238,8 @@ class TutorApp(App[None]):
         self.exit()
 
     async def on_unmount(self) -> None:
+        if self.collector is not None:
+            self.collector.restore()
         if self._save_timer is not None:
             self._save_timer.stop()
         self._save()
