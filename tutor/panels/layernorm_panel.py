@@ -105,7 +105,8 @@ class LayerNormPane(Vertical):
     """The LayerNorm tab: the stats table (scrolls when the tab is short), the vectors' rows in the rest."""
 
     DEFAULT_CSS = """
-    LayerNormPane > VerticalScroll { height: auto; max-height: 70%; }
+    /* a stable gutter: the table is made for one width whether it scrolls or not (no second making) */
+    LayerNormPane > VerticalScroll { height: auto; max-height: 70%; scrollbar-gutter: stable; }
     LayerNormPane > HeatmapGrid { height: 1fr; }
     """
 

@@ -20,6 +20,7 @@ CHART_LOWEST, CHART_HIGHEST = 9, 20  # the chart's own rows: the lens below it k
 
 class StreamPanel(VerticalScroll):
     DEFAULT_CSS = """
+    StreamPanel { scrollbar-gutter: stable; }  /* the table is made for one width, scrolling or not */
     StreamPanel > ResidualLines { margin: 0 1 1 1; }
     StreamPanel > LogitLensPanel { margin: 0 1 1 1; }
     """

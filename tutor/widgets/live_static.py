@@ -26,9 +26,14 @@ class LiveStatic(Static):
         shows it) measures by its nearest laid-out ancestor: the panels' area is one width for every tab."""
         if self.size.width:
             return self.content_size.width
-        for node in self.ancestors:
+        taken = self.styles.gutter.width  # what the containers between here and there take: padding, borders,
+        for node in self.ancestors:  # and a scrollbar they keep room for (scrollbar-gutter: stable)
             if isinstance(node, Widget) and node.size.width:
-                return max(0, node.content_size.width - self.styles.gutter.width)
+                return max(0, node.content_size.width - taken)
+            if isinstance(node, Widget):
+                taken += node.styles.gutter.width
+                if node.styles.scrollbar_gutter == "stable" and node.styles.overflow_y in ("auto", "scroll"):
+                    taken += node.styles.scrollbar_size_vertical
         return 0
 
     def show_content(self, content: VisualType, shape: object) -> None:
