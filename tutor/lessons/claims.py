@@ -31,16 +31,21 @@ residual add of the pass (0: block 0's attention add) the cursor token's two pat
 
 `M.lens.…`: the logit lens of the Residual tab on `LENS_PROMPT`, in percent as the tab prints them.
 `points` (how many stream points it reads: the embedding, then each block's attention and MLP add),
-and for token t, `token[t].…`: at point i `final_pct[i]` (the model's final guess, its top token at the
-last point), `final_rank[i]` (1: the lens's top guess), `top_pct[i]` (the lens's top guess), `own_pct[i]`
-and `own_rank[i]` (the token itself), `leads` (at how many points the final guess is the top guess) and
-`settled_from` (the first point from which it is the top guess at every later one).
+and for token t, `token[t].…`: `final_id` (the model's final guess: its top token at the last point,
+whose id the token strip prints), at point i `final_pct[i]`, `final_rank[i]` (1: the lens's top
+guess), `top_id[i]` and `top_pct[i]` (the lens's top guess), `own_pct[i]` and `own_rank[i]` (the
+token itself), `leads` (at how many points the final guess is the top guess), `settled_from` (the
+first point from which it is the top guess at every later one) and `leads_at_end` (how many points
+that is: the final guess leads at the last `leads_at_end` points in a row).
+
 `M.sample.SETTING.pct[i]`: on `LENS_PROMPT`'s last token, the probability in percent that the i-th
 likeliest token (by the model's own logits) is drawn with (`model.sampling.sampling_probs`), for every
 setting the keys reach (`tutor.sampling`): `T1` is T = 1, `T0_5` T = 0.5, `T0` T = 0 (the argmax),
-`T1_k3` T = 1 with top-k = 3. `M.heads.block[b].…`: block b's attention on `WALK_PROMPT`, over every
-query but the first, `prev_mean[h]` and `prev_min[h]` (head h's weight on the token just before the
-query: mean, least) and `prev_head` (the head with the largest mean).
+`T1_k3` T = 1 with top-k = 3; `M.sample.top_id` is that likeliest token's id.
+
+`M.heads.block[b].…`: block b's attention on `WALK_PROMPT`, over every query but the first,
+`prev_mean[h]` and `prev_min[h]` (head h's weight on the token just before the query: mean, least),
+`prev_head` (the head with the largest mean) and `others_max` (the largest mean of the other heads).
 """
 
 from __future__ import annotations
@@ -156,13 +161,16 @@ def _lens(gpt: Any) -> dict[str, Any]:
             settled -= 1
         tokens.append(
             {
+                "final_id": final,
                 "final_pct": [100 * float(row[final]) for row in probs],
                 "final_rank": final_rank,
+                "top_id": [int(np.argmax(row)) for row in probs],
                 "top_pct": [100 * float(row.max()) for row in probs],
                 "own_pct": [100 * float(row[own]) for row in probs],
                 "own_rank": [int((row > row[own]).sum()) + 1 for row in probs],
                 "leads": sum(rank == 1 for rank in final_rank),
                 "settled_from": settled,
+                "leads_at_end": len(points) - settled,
             }
         )
     return {"points": len(points), "token": tokens}
@@ -180,7 +188,7 @@ def _sample(gpt: Any, shown: int = 5) -> dict[str, Any]:
 
     logits = gpt.run(LENS_PROMPT).logits[-1]
     order = top_order(logits, shown)
-    settings = {}
+    settings: dict[str, Any] = {"top_id": int(order[0])}
     for temperature in TEMPERATURES:
         for top_k in TOP_KS:
             probs = sampling_probs(logits, temperature, top_k)
@@ -203,6 +211,7 @@ def _heads(gpt: Any) -> dict[str, Any]:
                 "prev_mean": [float(m) for m in means],
                 "prev_min": [float(m) for m in previous.min(axis=1)],
                 "prev_head": int(np.argmax(means)),
+                "others_max": float(np.sort(means)[-2]) if len(means) > 1 else 0.0,
             }
         )
     return {"block": blocks}
