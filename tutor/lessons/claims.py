@@ -28,6 +28,24 @@ the last one scored, at stream point i: the embedding, then each block's output)
 (over all tokens), `similarity[i]` (mean cos between two different positions), and at the j-th
 residual add of the pass (0: block 0's attention add) the cursor token's two paths, `add_identity[j]`,
 `add_through_f[j]`, and their sum `add_sum[j]` (`Trace.residual_paths`).
+
+`M.lens.…`: the logit lens of the Residual tab on `LENS_PROMPT`, in percent as the tab prints them.
+`points` (how many stream points it reads: the embedding, then each block's attention and MLP add),
+and for token t, `token[t].…`: `final_id` (the model's final guess: its top token at the last point,
+whose id the token strip prints), at point i `final_pct[i]`, `final_rank[i]` (1: the lens's top
+guess), `top_id[i]` and `top_pct[i]` (the lens's top guess), `own_pct[i]` and `own_rank[i]` (the
+token itself), `leads` (at how many points the final guess is the top guess), `settled_from` (the
+first point from which it is the top guess at every later one) and `leads_at_end` (how many points
+that is: the final guess leads at the last `leads_at_end` points in a row).
+
+`M.sample.SETTING.pct[i]`: on `LENS_PROMPT`'s last token, the probability in percent that the i-th
+likeliest token (by the model's own logits) is drawn with (`model.sampling.sampling_probs`), for every
+setting the keys reach (`tutor.sampling`): `T1` is T = 1, `T0_5` T = 0.5, `T0` T = 0 (the argmax),
+`T1_k3` T = 1 with top-k = 3; `M.sample.top_id` is that likeliest token's id.
+
+`M.heads.block[b].…`: block b's attention on `WALK_PROMPT`, over every query but the first,
+`prev_mean[h]` and `prev_min[h]` (head h's weight on the token just before the query: mean, least),
+`prev_head` (the head with the largest mean) and `others_max` (the largest mean of the other heads).
 """
 
 from __future__ import annotations
@@ -40,6 +58,7 @@ from functools import cache
 from typing import Any
 
 WALK_PROMPT = "猫追狗的一只猫"  # the prompt of the lessons' walks through the backward view
+LENS_PROMPT = "猫追狗"  # the prompt of the lessons' logit lens and sampling examples
 CONFIG_MEASURES = ("vocab_size", "d_model", "n_layers", "n_heads", "d_mlp", "n_ctx")
 _PATH_PART = re.compile(r"(?P<key>[A-Za-z_]\w*)(?:\[(?P<index>-?\d+)\])?$")
 _NUMBER = re.compile(r"[-−]?\d+(?:[ \u2009\u202f,]\d{3})*(?:\.\d+)?(?:e[-−+]?\d+)?$")
@@ -70,6 +89,9 @@ def _model_facts(name: str) -> dict[str, Any]:
     if "wpe" in gpt.params:
         facts["positions"] = _learned_positions(gpt.params["wpe"])
     facts["walk"] = _walk(gpt)
+    facts["lens"] = _lens(gpt)
+    facts["sample"] = _sample(gpt)
+    facts["heads"] = _heads(gpt)
     if info:
         facts |= {
             "val_loss": info["val_loss"][-1][1],
@@ -112,6 +134,87 @@ def _walk(gpt: Any) -> dict[str, Any]:
         "stream_grad": [float(np.linalg.norm(g)) for g in grads],
         "similarity": [mean_position_similarity(trace[p][None].astype(np.float64)) for p in points],
     }
+
+
+def lens_points(n_layers: int) -> list[str]:
+    """The stream points the Residual tab's lens reads: the embedding, then after each attention and MLP add."""
+    return ["blocks.0.hook_resid_pre"] + [
+        f"blocks.{i}.hook_resid_{at}" for i in range(n_layers) for at in ("mid", "post")
+    ]
+
+
+def _lens(gpt: Any) -> dict[str, Any]:
+    """What the logit lens reads at every stream point for every token of `LENS_PROMPT` (percent)."""
+    import numpy as np
+
+    from model import logit_lens, softmax
+
+    trace = gpt.run(LENS_PROMPT)
+    points = lens_points(gpt.config.n_layers)
+    tokens = []
+    for t, own in enumerate(trace.tokens):
+        probs = softmax(logit_lens(gpt, np.stack([trace[p][t] for p in points])).astype(np.float64))
+        final = int(np.argmax(trace.logits[t]))
+        final_rank = [int((row > row[final]).sum()) + 1 for row in probs]
+        settled = len(points) - 1
+        while settled > 0 and final_rank[settled - 1] == 1:
+            settled -= 1
+        tokens.append(
+            {
+                "final_id": final,
+                "final_pct": [100 * float(row[final]) for row in probs],
+                "final_rank": final_rank,
+                "top_id": [int(np.argmax(row)) for row in probs],
+                "top_pct": [100 * float(row.max()) for row in probs],
+                "own_pct": [100 * float(row[own]) for row in probs],
+                "own_rank": [int((row > row[own]).sum()) + 1 for row in probs],
+                "leads": sum(rank == 1 for rank in final_rank),
+                "settled_from": settled,
+                "leads_at_end": len(points) - settled,
+            }
+        )
+    return {"points": len(points), "token": tokens}
+
+
+def _setting_name(temperature: float, top_k: int | None) -> str:
+    """T1, T0_5, T1_k3: a sampling setting as one part of a measure's path."""
+    return f"T{temperature:g}".replace(".", "_") + ("" if top_k is None else f"_k{top_k}")
+
+
+def _sample(gpt: Any, shown: int = 5) -> dict[str, Any]:
+    """For every setting the keys reach, the draw probabilities of `LENS_PROMPT`'s `shown` likeliest next tokens."""
+    from model.sampling import sampling_probs, top_order
+    from tutor.sampling import TEMPERATURES, TOP_KS
+
+    logits = gpt.run(LENS_PROMPT).logits[-1]
+    order = top_order(logits, shown)
+    settings: dict[str, Any] = {"top_id": int(order[0])}
+    for temperature in TEMPERATURES:
+        for top_k in TOP_KS:
+            probs = sampling_probs(logits, temperature, top_k)
+            settings[_setting_name(temperature, top_k)] = {"pct": [100 * float(probs[i]) for i in order]}
+    return settings
+
+
+def _heads(gpt: Any) -> dict[str, Any]:
+    """Each block's heads on `WALK_PROMPT`: how much weight each query gives the token just before it."""
+    import numpy as np
+
+    trace = gpt.run(WALK_PROMPT)
+    blocks = []
+    for i in range(gpt.config.n_layers):
+        pattern = trace[f"blocks.{i}.attn.hook_pattern"].astype(np.float64)  # [head, query, key]
+        previous = np.diagonal(pattern, offset=-1, axis1=1, axis2=2)  # [head, query − 1]: query q, key q − 1
+        means = previous.mean(axis=1)
+        blocks.append(
+            {
+                "prev_mean": [float(m) for m in means],
+                "prev_min": [float(m) for m in previous.min(axis=1)],
+                "prev_head": int(np.argmax(means)),
+                "others_max": float(np.sort(means)[-2]) if len(means) > 1 else 0.0,
+            }
+        )
+    return {"block": blocks}
 
 
 def _learned_positions(wpe: Any) -> dict[str, Any]:

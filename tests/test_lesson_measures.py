@@ -1,0 +1,74 @@
+"""The claim measures the lessons state about the logit lens, sampling and heads read what the app shows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import model
+from model.sampling import sampling_probs, top_order
+from tutor.lessons.claims import LENS_PROMPT, WALK_PROMPT, lens_points, measure
+from tutor.panels.logit_lens_panel import lens_rows
+from tutor.view import residual_points
+
+
+@pytest.fixture(scope="module")
+def tiny() -> model.GPT:
+    return model.load("tiny")
+
+
+def test_the_lens_measures_are_the_residual_tabs_rows(tiny: model.GPT) -> None:
+    """Point i of `M.lens` is row i of the tab's lens: the same hooks, the same percentages, ranks and ids."""
+    trace = tiny.run(LENS_PROMPT)
+    assert lens_points(tiny.config.n_layers) == [point.hook for point in residual_points(trace)]
+    assert measure("tiny.lens.points") == len(residual_points(trace))
+    for t in range(len(trace.tokens)):
+        rows = lens_rows(tiny, trace, t)
+        final = rows[-1].top[0][0]
+        assert measure(f"tiny.lens.token[{t}].final_id") == final
+        for i, row in enumerate(rows):
+            assert measure(f"tiny.lens.token[{t}].final_pct[{i}]") == pytest.approx(100 * row.final_p, abs=1e-4)
+            assert measure(f"tiny.lens.token[{t}].final_rank[{i}]") == row.final_rank
+            assert measure(f"tiny.lens.token[{t}].top_id[{i}]") == row.top[0][0]
+            assert measure(f"tiny.lens.token[{t}].top_pct[{i}]") == pytest.approx(100 * row.top[0][2], abs=1e-4)
+        leads = [i for i, row in enumerate(rows) if row.final_rank == 1]
+        assert measure(f"tiny.lens.token[{t}].leads") == len(leads)
+        settled = measure(f"tiny.lens.token[{t}].settled_from")
+        assert all(rows[i].final_rank == 1 for i in range(int(settled), len(rows)))
+        assert settled == 0 or rows[int(settled) - 1].final_rank > 1
+        assert measure(f"tiny.lens.token[{t}].leads_at_end") == len(rows) - settled
+
+
+def test_the_own_token_measures_read_the_token_itself(tiny: model.GPT) -> None:
+    trace = tiny.run(LENS_PROMPT)
+    for t, own in enumerate(trace.tokens):
+        probs = model.softmax(model.logit_lens(tiny, trace["blocks.0.hook_resid_pre"][t]).astype(np.float64))
+        assert measure(f"tiny.lens.token[{t}].own_pct[0]") == pytest.approx(100 * probs[own], abs=1e-4)
+        assert measure(f"tiny.lens.token[{t}].own_rank[0]") == int((probs > probs[own]).sum()) + 1
+
+
+def test_the_sample_measures_are_the_draw_probabilities(tiny: model.GPT) -> None:
+    logits = tiny.run(LENS_PROMPT).logits[-1]
+    order = top_order(logits, 5)
+    assert measure("tiny.sample.top_id") == order[0]
+    assert measure("tiny.sample.T0.pct[0]") == 100
+    assert measure("tiny.sample.T0.pct[1]") == 0
+    for name, temperature, top_k in (("T1", 1.0, None), ("T0_5", 0.5, None), ("T1_k3", 1.0, 3), ("T2_k5", 2.0, 5)):
+        probs = sampling_probs(logits, temperature, top_k)
+        for i in range(5):
+            assert measure(f"tiny.sample.{name}.pct[{i}]") == pytest.approx(100 * probs[order[i]])
+    assert sum(measure(f"tiny.sample.T1_k3.pct[{i}]") for i in range(3)) == pytest.approx(100)
+    assert measure("tiny.sample.T0_5.pct[0]") > measure("tiny.sample.T1.pct[0]")  # a lower T sharpens
+
+
+def test_the_head_measures_are_the_weight_on_the_previous_token(tiny: model.GPT) -> None:
+    pattern = tiny.run(WALK_PROMPT)["blocks.0.attn.hook_pattern"].astype(np.float64)
+    n = pattern.shape[-1]
+    for h in range(tiny.config.n_heads):
+        previous = [pattern[h, q, q - 1] for q in range(1, n)]
+        assert measure(f"tiny.heads.block[0].prev_mean[{h}]") == pytest.approx(np.mean(previous))
+        assert measure(f"tiny.heads.block[0].prev_min[{h}]") == pytest.approx(min(previous))
+    means = [measure(f"tiny.heads.block[0].prev_mean[{h}]") for h in range(tiny.config.n_heads)]
+    best = int(measure("tiny.heads.block[0].prev_head"))
+    assert means[best] == max(means)
+    assert measure("tiny.heads.block[0].others_max") == max(m for h, m in enumerate(means) if h != best)
