@@ -25,7 +25,8 @@ class VectorsPanel(Vertical):
     VectorsPanel > HeatmapGrid { height: 1fr; }
     VectorsPanel > #angles-note { height: auto; padding: 0 1; }
     VectorsPanel.-pictures > HeatmapGrid { height: auto; }
-    VectorsPanel.-pictures > #vectors-grid { max-height: 30%; min-height: 5; }
+    /* the three sections of a short prompt whole */
+    VectorsPanel.-pictures > #vectors-grid { max-height: 55%; min-height: 5; }
     VectorsPanel.-pictures > #angles-grid { max-height: 25%; }
     VectorsPanel > PositionPictures { height: 1fr; display: none; }
     VectorsPanel.-pictures > PositionPictures { display: block; }

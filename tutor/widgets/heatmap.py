@@ -128,7 +128,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         return 1 if self.legend else 0
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self.rows) + 1 + self.legend_lines + (1 if self.virtual_size.width > width else 0)
+        return len(self.rows) + 1 + self.legend_lines
 
     def legend_line(self) -> int | None:
         """Where the legend is drawn: under the last row, or on the last line when the rows scroll."""
