@@ -29,8 +29,12 @@ def write_folder(folder: Path, shape: dict[str, int], seed: int = 0) -> Path:
     import transformers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+    transformers.utils.logging.set_verbosity_error()  # the bench's table, not transformers' progress bars
+    transformers.utils.logging.disable_progress_bar()
     torch.manual_seed(seed)
-    transformers.GPT2LMHeadModel(transformers.GPT2Config(**shape)).save_pretrained(folder, safe_serialization=True)
+    end = shape["vocab_size"] - 1  # GPT-2's <|endoftext|> is 50256: a smaller vocabulary's last id instead
+    config = transformers.GPT2Config(**shape, bos_token_id=end, eos_token_id=end)
+    transformers.GPT2LMHeadModel(config).save_pretrained(folder, safe_serialization=True)
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -53,6 +57,7 @@ def measure(folder: Path, threads: int, repeats: int) -> dict[str, dict[str, lis
     import model
 
     torch.set_num_threads(threads)
+    transformers.utils.logging.set_verbosity_error()
     ours_model = model.load(folder)
     theirs_model = transformers.GPT2LMHeadModel.from_pretrained(folder).eval()
     results: dict[str, dict[str, list[float] | float]] = {}
