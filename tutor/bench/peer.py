@@ -48,13 +48,12 @@ def write_folder(folder: Path, shape: dict[str, int], seed: int = 0) -> Path:
 
 def measure(folder: Path, threads: int, repeats: int) -> dict[str, dict[str, list[float] | float]]:
     """Seconds of each call, ours and theirs in turn, for every prompt length; and how far their logits differ."""
-    import time
-
     import numpy as np
     import torch
     import transformers
 
     import model
+    from tutor.bench.speed import alternate
 
     torch.set_num_threads(threads)
     transformers.utils.logging.set_verbosity_error()
@@ -73,16 +72,8 @@ def measure(folder: Path, threads: int, repeats: int) -> dict[str, dict[str, lis
                 return theirs_model(batch).logits[0].numpy()
 
         difference = float(np.max(np.abs(ours().astype(np.float64) - theirs().astype(np.float64))))
-        for _ in range(3):
-            ours(), theirs()
-        ours_times, theirs_times = [], []
-        for _ in range(repeats):  # in turn: a neighbour's load falls on both
-            start = time.perf_counter()
-            ours()
-            middle = time.perf_counter()
-            theirs()
-            theirs_times.append(time.perf_counter() - middle)
-            ours_times.append(middle - start)
+        pair = alternate(ours, theirs, repeats)  # in turn: a neighbour's load falls on both
+        ours_times, theirs_times = pair.ours_times, pair.reference_times
         results[str(n)] = {"ours": ours_times, "theirs": theirs_times, "difference": difference}
     return results
 
