@@ -282,3 +282,28 @@ async def test_a_step_key_repaints_the_marker_and_two_lens_rows_not_the_whole_ta
         ]
         assert len(lens_regions) == 2  # the ▶ left one row for the next
         assert "┊ this step: B0 mlp" in screen_text(app, "#residual")
+
+
+@pytest.mark.parametrize("key", ["alt+pagedown", "alt+down"])
+async def test_at_80x24_the_keyboard_reaches_the_lens_below_the_table(store, key: str) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+u", *PROMPT)
+        await settle(pilot)
+        if app.main.lesson_shown():  # a small window opens on the lesson: F3 swaps in the panels
+            await pilot.press("f3")
+        await pilot.press("down", "down", "down")  # block 0's first residual add: the Residual tab
+        await settle(pilot)
+        panel = app.main.query_one(StreamPanel)
+        assert panel.scroll_y == 0 and panel.max_scroll_y > 0
+        assert "Logit lens" not in screen_text(app)
+        await pilot.press(key)  # alt+↓ scrolls the lesson while it is in view, the panel while it is not
+        await settle(pilot)
+        assert panel.scroll_y > 0 and "Logit lens" in screen_text(app)
+        await pilot.press(key, key)
+        await settle(pilot)
+        assert panel.scroll_y == panel.max_scroll_y and "leads only at the last point" in screen_text(app)
+        assert app.main.trace.steps[app.main.step_index].kind == "residual"  # the step stayed put
+        await pilot.press("alt+pageup" if key == "alt+pagedown" else "alt+up")
+        await settle(pilot)
+        assert panel.scroll_y < panel.max_scroll_y

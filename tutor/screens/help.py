@@ -41,7 +41,12 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
         "练习：本课的小测验、实验和编程练习",
     ),
     ("F2", "lesson list", "课程列表"),
-    ("alt+↓ / alt+↑", "scroll the lesson a page, wherever the focus is", "课文翻一页（焦点在哪里都可以）"),
+    (
+        "alt+↓ / alt+↑",
+        "scroll the lesson a page, wherever the focus is (the panel, while the lesson is out of view)",
+        "课文翻一页，焦点在哪里都可以（课文不在屏幕上时，翻的是面板）",
+    ),
+    ("alt+PgDn / alt+PgUp", "scroll the shown panel a page", "当前面板翻一页"),
     (
         "F7 / F8",
         "previous / next lesson (F8 marks this one done once read to its end or its quick check passed)",

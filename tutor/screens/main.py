@@ -65,7 +65,7 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "head(1)": ("Head", "注意力头"),
     "next_panel": ("Panel", "面板"),
     "turn": ("Backward", "反向传播"),
-    "scroll_lesson(1)": ("Scroll", "滚动课文"),
+    "scroll_lesson(1)": ("Scroll", "滚动"),  # the lesson, or the panel while the lesson is out of view
     "page_down": ("Scroll", "滚动"),  # the lesson's own, while it has the focus
     "sample": ("Draw a token", "抽一个词元"),
     "temperature(1)": ("Temperature", "温度"),
@@ -96,6 +96,8 @@ class MainScreen(Screen[None]):
         # the lesson's own PgDn is shown)
         Binding("alt+down", "scroll_lesson(1)", "Scroll", key_display="alt+↓↑", priority=True),
         Binding("alt+up", "scroll_lesson(-1)", "Scroll lesson back", show=False, priority=True),
+        Binding("alt+pagedown", "scroll_panel(1)", "Scroll panel", show=False, priority=True),
+        Binding("alt+pageup", "scroll_panel(-1)", "Scroll panel back", show=False, priority=True),
         Binding("f8", "lesson(1)", "Next lesson"),
         Binding("f7", "lesson(-1)", "Prev lesson", show=False),
         Binding("f10", "practice", "Practice"),
@@ -629,11 +631,30 @@ class MainScreen(Screen[None]):
         self.query_one("#prompt", Input).focus()
 
     def action_scroll_lesson(self, delta: int) -> None:
+        """alt+↓↑: the lesson a page; while the lesson is out of view (a small window's panels, F3), the panel."""
+        if not self.lesson_shown():
+            self.action_scroll_panel(delta)
+            return
         lesson = self.query_one(LessonView)
         if delta > 0:
             lesson.scroll_page_down(animate=False)
         else:
             lesson.scroll_page_up(animate=False)
+
+    def action_scroll_panel(self, delta: int) -> None:
+        """alt+PgDn/PgUp: the shown panel a page, so what lies below its fold (the logit lens at 80×24, the
+        LayerNorm tab's rows) is reachable without a mouse; ↓↑ and PgDn step the model."""
+        switcher = self.query_one("#panels", PanelSwitcher)
+        pane = switcher.query_one(f"#{switcher.active}") if switcher.active else None
+        if pane is None:
+            return
+        for widget in [pane, *pane.query("*")]:
+            if widget.display and widget.size.height and widget.max_scroll_y > 0:
+                if delta > 0:
+                    widget.scroll_page_down(animate=False)
+                else:
+                    widget.scroll_page_up(animate=False)
+                return
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While the lesson has the focus, the arrows and page keys scroll it instead of stepping (and its own
@@ -643,7 +664,7 @@ class MainScreen(Screen[None]):
         if action in {"step", "block", "first_step", "last_step"} and in_lesson:
             return False
         if action == "scroll_lesson":
-            return self.lesson_shown() and not in_lesson
+            return not in_lesson
         if action == "stop_generating":
             return self.place.sampling.generating is not None  # else Esc is not this screen's
         return True
