@@ -105,8 +105,11 @@ class LayerNormPane(Vertical):
     """The LayerNorm tab: the stats table (scrolls when the tab is short), the vectors' rows in the rest."""
 
     DEFAULT_CSS = """
-    /* a stable gutter: the table is made for one width whether it scrolls or not (no second making) */
-    LayerNormPane > VerticalScroll { height: auto; max-height: 70%; scrollbar-gutter: stable; }
+    /* a stable gutter: the table is made for one width whether it scrolls or not (no second making); no room
+       kept for a horizontal scrollbar it never has (its auto height counted one, a blank row) */
+    LayerNormPane > VerticalScroll {
+        height: auto; max-height: 70%; scrollbar-gutter: stable; scrollbar-size-horizontal: 0;
+    }
     LayerNormPane > HeatmapGrid { height: 1fr; }
     """
 
