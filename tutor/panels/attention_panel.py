@@ -21,7 +21,7 @@ from textual.content import Content
 from textual.events import Resize
 from textual.widgets import Static
 
-from model import Trace
+from model import Trace, causal_mask
 from tutor.i18n import t
 from tutor.view import SHADES, View, probability_style, sequential_style, shade_glyph, visible_piece
 from tutor.widgets.heatmap import CELL, GridRow, HeatmapGrid
@@ -94,7 +94,7 @@ class AttentionPanel(Vertical):
         pattern = trace[f"blocks.{block}.attn.hook_pattern"].astype(np.float64)
         if trace.config.causal:  # key > query: masked, a dot, not a zero
             n = pattern.shape[-1]
-            pattern = np.where(np.tril(np.ones((n, n), dtype=bool)), pattern, np.nan)
+            pattern = np.where(causal_mask(n, n), pattern, np.nan)
         self._patterns = (trace, block, pattern)
         return pattern
 

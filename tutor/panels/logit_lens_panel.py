@@ -10,13 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 from rich.text import Text
 from textual.events import Resize
-from textual.widget import Widget
 
-from model import GPT, Trace, logit_lens, softmax
+from model import GPT, Trace, logit_lens, softmax, top_order
 from tutor.i18n import t
 from tutor.panels.residual_panel import reached_points
 from tutor.text_table import Column, text_table
 from tutor.view import ResidualPoint, View, residual_points, sequential_style, visible_piece
+from tutor.widgets.live_static import laid_out_width
 from tutor.widgets.text_lines import TextLines
 
 TOP = 3  # guesses per row
@@ -39,10 +39,7 @@ def lens_probabilities(gpt: GPT, trace: Trace, token: int, points: list[Residual
 def top_tokens(probs: np.ndarray, k: int = TOP) -> list[int]:
     """The k likeliest ids, likeliest first, ties by id: `np.argsort(-probs, kind="stable")[:k]` (as
     `Trace.top_k` picks them) without sorting the whole vocabulary."""
-    k = min(k, probs.size)
-    kth = np.partition(probs, -k)[-k]
-    candidates = np.flatnonzero(probs >= kth)
-    return [int(i) for i in candidates[np.argsort(-probs[candidates], kind="stable")][:k]]
+    return [int(i) for i in top_order(probs, min(k, probs.size))]
 
 
 @dataclass(frozen=True)
@@ -106,12 +103,7 @@ class LogitLensPanel(TextLines):
     @property
     def available_width(self) -> int:
         """Cells for the lines; a hidden tab (drawn before it is laid out) measures by its nearest laid-out ancestor."""
-        if self.size.width:
-            return self.size.width
-        for node in self.ancestors:
-            if isinstance(node, Widget) and node.size.width:
-                return max(0, node.content_size.width - self.MARGIN)
-        return 0
+        return self.size.width or laid_out_width(self, self.MARGIN)
 
     def rows_for(self, view: View) -> list[LensRow]:
         """The lens rows of the view's token, built once per (trace, token)."""

@@ -11,6 +11,23 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 
+def laid_out_width(widget: Widget, own: int) -> int:
+    """The cells a widget not laid out yet (a hidden tab, drawn before the layout that shows it) will get:
+    its nearest laid-out ancestor's content width, less `own` (what the widget itself takes beside its content:
+    its gutter, a margin) and what the containers between take: padding, borders, and a scrollbar they keep
+    room for (scrollbar-gutter: stable)."""
+    taken = own
+    for node in widget.ancestors:
+        if not isinstance(node, Widget):
+            continue
+        if node.size.width:
+            return max(0, node.content_size.width - taken)
+        taken += node.styles.gutter.width
+        if node.styles.scrollbar_gutter == "stable" and node.styles.overflow_y in ("auto", "scroll"):
+            taken += node.styles.scrollbar_size_vertical
+    return 0
+
+
 class LiveStatic(Static):
     """Re-lays out the screen only when the content's height changes; otherwise it just redraws."""
 
@@ -26,15 +43,7 @@ class LiveStatic(Static):
         shows it) measures by its nearest laid-out ancestor: the panels' area is one width for every tab."""
         if self.size.width:
             return self.content_size.width
-        taken = self.styles.gutter.width  # what the containers between here and there take: padding, borders,
-        for node in self.ancestors:  # and a scrollbar they keep room for (scrollbar-gutter: stable)
-            if isinstance(node, Widget) and node.size.width:
-                return max(0, node.content_size.width - taken)
-            if isinstance(node, Widget):
-                taken += node.styles.gutter.width
-                if node.styles.scrollbar_gutter == "stable" and node.styles.overflow_y in ("auto", "scroll"):
-                    taken += node.styles.scrollbar_size_vertical
-        return 0
+        return laid_out_width(self, self.styles.gutter.width)
 
     def show_content(self, content: VisualType, shape: object) -> None:
         """`shape`: anything that changes exactly when the height may at a given width (a row count, a
