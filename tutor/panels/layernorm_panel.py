@@ -13,7 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 
 from model import Step, Trace
 from tutor.i18n import t
-from tutor.panels.step_vectors_panel import dims, norm_token_rows, short_hook, token_rows
+from tutor.panels.step_vectors_panel import dims, ln_prefix, norm_token_rows, short_hook, token_rows
 from tutor.step_words import step_label
 from tutor.text_table import Column, text_table
 from tutor.view import View, visible_piece
@@ -43,7 +43,7 @@ class LayerNormPanel(LiveStatic):
         if step is None:
             self.show_content(t("no_norm", lang), "none")
             return
-        prefix = step.out_hook.rsplit(".", 1)[0]  # "blocks.0.ln1"
+        prefix = ln_prefix(step)  # "blocks.0.ln1"
         x = trace[step.in_hook].astype(np.float64)
         x_hat = trace[prefix + ".hook_xhat"].astype(np.float64)
         y = trace[step.out_hook].astype(np.float64)
@@ -92,7 +92,7 @@ class LayerNormPanel(LiveStatic):
 
 def layernorm_rows(view: View, step: Step) -> list[GridRow]:
     """The rows under the table: the selected token's x, x̂, γ, β, y, then x̂ and y of every token."""
-    trace, lang, prefix = view.trace, view.lang, step.out_hook.rsplit(".", 1)[0]
+    trace, lang, prefix = view.trace, view.lang, ln_prefix(step)
     rows = norm_token_rows(trace, view.gpt, step, view.token, lang)
     xhat_hook = prefix + ".hook_xhat"
     rows += token_rows(trace, t("sv_ln_xhat", lang, hook=short_hook(xhat_hook)), trace[xhat_hook], view.token)

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import Resize
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input, Static
 
 import model
@@ -83,6 +84,14 @@ PANEL_FOR_KIND = {
     "mlp": "vectors",  # the hidden units before and after GELU (the StepVectorsPanel)
     "unembed": "next",
 }
+
+
+def page(widget: Widget, delta: int) -> None:
+    """A page down (delta > 0) or up."""
+    if delta > 0:
+        widget.scroll_page_down(animate=False)
+    else:
+        widget.scroll_page_up(animate=False)
 
 
 class MainScreen(Screen[None]):
@@ -635,11 +644,7 @@ class MainScreen(Screen[None]):
         if not self.lesson_shown():
             self.action_scroll_panel(delta)
             return
-        lesson = self.query_one(LessonView)
-        if delta > 0:
-            lesson.scroll_page_down(animate=False)
-        else:
-            lesson.scroll_page_up(animate=False)
+        page(self.query_one(LessonView), delta)
 
     def action_scroll_panel(self, delta: int) -> None:
         """alt+PgDn/PgUp: the shown panel a page, so what lies below its fold (the logit lens at 80×24, the
@@ -649,11 +654,9 @@ class MainScreen(Screen[None]):
         if pane is None:
             return
         for widget in [pane, *pane.query("*")]:
-            if widget.display and widget.size.height and widget.max_scroll_y > 0:
-                if delta > 0:
-                    widget.scroll_page_down(animate=False)
-                else:
-                    widget.scroll_page_up(animate=False)
+            # on screen (a hidden panel's grids keep their last size) and taller than its room
+            if widget.region and widget.visible and widget.max_scroll_y > 0:
+                page(widget, delta)
                 return
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -19,7 +19,8 @@ from rich.style import Style
 from textual.strip import Strip
 from textual.widget import Widget
 
-_DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))  # by (column, row) inside a braille cell
+from tutor.widgets.line_chart import DOT_BITS
+
 GAP = 2  # cells between two dials
 
 
@@ -133,7 +134,7 @@ class Dials(Widget):
         def dot(x: float, y: float, color: str | None) -> None:
             dx, dy = round(x), round(y)
             if 0 <= dx < 2 * columns and 0 <= dy < 4 * rows:
-                bits[dy // 4][dx // 2] |= _DOT_BITS[dx % 2][dy % 4]
+                bits[dy // 4][dx // 2] |= DOT_BITS[dx % 2][dy % 4]
                 if color is not None or owner[dy // 4][dx // 2] is None:
                     owner[dy // 4][dx // 2] = color or ""
 

@@ -78,9 +78,12 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         then each section's title shows its own."""
         self.rows, self.columns, self.style_for, self.number = list(rows), list(columns), style_for, number
         values = [r.values for r in self.rows if r.values is not None and r.values.size]
-        finite = np.concatenate([v[np.isfinite(v)] for v in values]) if values else np.zeros(0)
-        self.scale = scale if scale is not None else (float(np.abs(finite).max()) if finite.size else 1.0)
         own = any(r.scale is not None for r in self.rows)
+        if scale is None:  # the grid's scale, from the rows that have none of their own (on every keystroke)
+            shared = [r.values for r in self.rows if r.values is not None and r.values.size and r.scale is None]
+            largest = [float(np.abs(v[np.isfinite(v)]).max(initial=0.0)) for v in shared]
+            scale = max(largest) if largest and max(largest) > 0 else 1.0
+        self.scale = scale
         self.legend = legend_kind(style_for) if legend and values and not own else None
         self.virtual_size = Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1 + self.legend_lines)
         self._lines.clear()

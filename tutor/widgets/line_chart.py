@@ -27,7 +27,7 @@ Y_LABEL_WIDTH = 7  # "10.00 ┤"-style tick labels left of the plot
 # a log axis labels round numbers, the roundest first: 1, 2, 5, then 3, 1.5, … times a power of ten
 LOG_TICK_MANTISSAS = (1.0, 2.0, 5.0, 3.0, 1.5, 4.0, 7.0, 2.5, 6.0, 8.0, 9.0)
 # braille dot bits by (column, row) inside a cell: the Unicode block is 0x2800 + the sum of the bits
-_DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 
 
 @dataclass(frozen=True)
@@ -285,7 +285,7 @@ class LineChart(Widget):
                     if s.dashed and (dx // (2 * dots_x)) % 2:
                         continue
                     cx, cy = dx // dots_x, dy // dots_y
-                    bits[cy][cx] |= _DOT_BITS[dx % 2][dy % 4] if braille else 1
+                    bits[cy][cx] |= DOT_BITS[dx % 2][dy % 4] if braille else 1
                     owner[cy][cx] = s
         marker_column = self._column(self.x_marker, x_range, plot_width, braille) if self.x_marker is not None else None
         cells: list[list[tuple[str, Style | None]]] = []
