@@ -39,6 +39,22 @@ def test_quick_run_prints_one_row_per_figure() -> None:
     assert any("120×40" in row for row in rows) and any("80×24" in row for row in rows)
 
 
+def test_echo_rows_type_into_a_gpt2_sized_model() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "tutor.bench", "--quick", "--only", "echo"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    assert result.returncode == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "figure" not in line]
+    assert len(rows) == 2 and "GPT-2 small shape" in rows[0] and "4 keys" in rows[0]
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert float(cells[3]) > 0
+
+
 def test_unknown_group_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_main(["--only", "forwrd"]) == 2
     out = capsys.readouterr().out

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 
+import pytest
 from helpers import make_app, screen_text, settle
 from textual.app import App
 
 import model
-from tutor.runner import PassRunner, Stop
+from tutor.runner import WORKER_NICENESS, PassRunner, Stop, yield_to_the_app
 
 
 async def drain(app: App[None], pilot: object) -> None:
@@ -37,7 +40,21 @@ async def test_inline_runs_in_the_keystroke_and_a_worker_delivers_later() -> Non
         app.runner.run(lambda stop: "later")
         await drain(app, pilot)
         assert app.results == ["now", "later"]
-        assert app.runner.seconds < 1 and app.runner.quick
+        assert app.runner.seconds < 1 and app.runner.quick_for(1)
+
+
+def test_the_guess_of_a_pass_time_scales_up_with_its_size_never_down() -> None:
+    runner: PassRunner[object] = PassRunner(Host(), "test", lambda result: None, lambda error: None)
+    assert not runner.quick_for(1)  # nothing measured yet: to a worker
+    runner.run(lambda stop: "empty prompt", inline=True, work=0)
+    assert not runner.quick_for(1)  # a pass of nothing says nothing of the next (GPT-2's empty prompt is instant)
+    runner.seconds, runner.work = 0.015, 10  # as if measured: 15 ms for 10 tokens
+    assert runner.quick_for(1) and runner.quick_for(10)
+    assert not runner.quick_for(20)  # twice the tokens: about 30 ms, over the 20 ms a key may wait
+    runner.seconds = 0.05  # a big model: one token costs what ten did
+    assert not runner.quick_for(1)
+    runner.forget_speed()
+    assert not runner.quick_for(1)
 
 
 async def test_a_newer_request_stops_the_older_and_drops_its_result() -> None:
@@ -119,3 +136,20 @@ async def test_a_failing_pass_in_each_experiment_is_a_notice_not_the_end_of_the_
             await pilot.press("escape")
             await settle(pilot)
         assert "tutor" in screen_text(app)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own niceness is Linux's")
+def test_a_worker_thread_gives_way_to_the_app_once_and_the_app_keeps_its_priority() -> None:
+    seen: list[int] = []
+
+    def worker() -> None:
+        yield_to_the_app()
+        yield_to_the_app()  # once per thread: the pool reuses its threads
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert seen == [min(19, before + WORKER_NICENESS)]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tutor.bench.measure import median, spread_text
 
-GROUPS = ("forward", "gpt2", "peer", "trace", "train", "keys", "terminal", "crowd")
+GROUPS = ("forward", "gpt2", "peer", "trace", "train", "keys", "echo", "terminal", "crowd")
 MS, MB, KB = 1e-3, 1e6, 1e3
 RATIOS = "ratio: ours ÷ reference, of the medians for timed rows (best, median and p95 are printed beside)"
 
@@ -201,13 +201,47 @@ def key_rows(quick: bool) -> list[Row]:
                 Row(
                     f"keystroke → panels drawn, {words}, {size[0]}×{size[1]} (pilot, {len(ours[kind])} keys)",
                     f"p50 {p50 / MS:.0f} ms, p95 {p95 / MS:.0f} ms (CPU p50 {cpu / MS:.0f} ms)",
-                    f"minimal Textual app p95 {ref95 / MS:.0f} ms",
+                    f"minimal Textual app p95 {ref95 / MS:.1f} ms",
                     p95 / ref95,
-                    "p95 ≤ 33 ms",
-                    p95 <= 0.033,
+                    "p95 ≤ 3× minimal and ≤ 33 ms",
+                    p95 <= 3 * ref95 and p95 <= 0.033,
                 )
             )
     return rows
+
+
+def echo_rows(quick: bool) -> list[Row]:
+    """Typing with a model whose pass takes longer than a key (GPT-2 small's size): the character must show
+    at once, the pass going on in the worker, and the panels follow the last key within one pass."""
+    from tutor.bench.measure import percentile
+    from tutor.bench.pilot import ECHO_GAP, PROMPT, echo_latencies
+    from tutor.bench.reference import gpt2_small_shaped
+
+    gpt = gpt2_small_shaped()
+    runs = [echo_latencies(gpt, PROMPT[:4] if quick else PROMPT[:16]) for _ in range(1 if quick else 3)]
+    echo = [seconds for run in runs for seconds in run["echo"]]
+    follow = median([run["follow"][0] for run in runs])
+    one_pass = median([run["pass"][0] for run in runs])
+    p50, p95 = percentile(echo, 0.5), percentile(echo, 0.95)
+    return [
+        Row(
+            f"typed character → drawn in the prompt, GPT-2 small shape (124M, random) loaded, 120×40 "
+            f"(pilot, {len(echo)} keys {ECHO_GAP * 1000:.0f} ms apart, passes in the worker)",
+            f"p50 {p50 / MS:.0f} ms, p95 {p95 / MS:.0f} ms",
+            f"its pass {one_pass / MS:.0f} ms (median)",
+            p95 / one_pass,
+            "p95 ≤ 33 ms",
+            p95 <= 0.033,
+        ),
+        Row(
+            "last typed character → its panels drawn, GPT-2 small shape (median of the runs)",
+            f"{follow / MS:.0f} ms",
+            f"one pass {one_pass / MS:.0f} ms",
+            follow / one_pass,
+            "≤ one pass + 33 ms",
+            follow <= one_pass + 0.033,
+        ),
+    ]
 
 
 def terminal_rows(quick: bool) -> list[Row]:
@@ -318,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         "trace": lambda: trace_rows(5 if quick else 300),
         "train": lambda: train_rows(2 if quick else 20),
         "keys": lambda: key_rows(quick),
+        "echo": lambda: echo_rows(quick),
         "terminal": lambda: terminal_rows(quick),
         "crowd": lambda: crowd_rows(3 if quick else args.crowd),
     }

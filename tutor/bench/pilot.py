@@ -43,7 +43,15 @@ class FrameClock:
                 self.updates.append(time.perf_counter())
             return drew
 
-        app._display = timed_display  # type: ignore[method-assign]
+        self.prompts: list[tuple[float, str]] = []  # (time, prompt text) of every frame, for the echo
+        prompt_of = getattr(panels_owner, "typed_prompt", None) if hasattr(panels_owner, "passes") else None
+
+        def noted_display(screen: Any, renderable: Any) -> None:
+            timed_display(screen, renderable)
+            if prompt_of is not None and renderable is not None and self.frames:
+                self.prompts.append((self.frames[-1], panels_owner.typed_prompt))
+
+        app._display = noted_display if prompt_of is not None else timed_display  # type: ignore[method-assign]
         panels_owner.refresh_panels = timed_refresh
 
     async def latency(self, pilot: Any, key: str, since: float, timeout: float = 10.0) -> float:
@@ -110,3 +118,66 @@ def minimal_latencies(size: tuple[int, int], typing: str = PROMPT, steps: int = 
 
     app = MinimalApp()
     return asyncio.run(_drive(app, lambda: app, size, typing, steps))
+
+
+def send_key(app: Any, char: str) -> None:
+    """A key as a terminal sends it: queued, without waiting (the pilot's `press` waits until the process is
+    idle, and a pass in the worker keeps it busy: the next key would wait for the pass)."""
+    from textual import events
+
+    key = events.Key(char, char)
+    key.set_sender(app)
+    app._driver.send_message(key)
+
+
+ECHO_GAP = 0.1  # seconds between keys: a learner typing ten characters a second
+
+
+async def _drive_echo(app: Any, text: str, size: tuple[int, int]) -> dict[str, list[float]]:
+    """Type `text` at ECHO_GAP a key without waiting for the panels; per key, the seconds from when it was
+    due to the first frame showing it in the prompt; and, after the last, to the panels drawing its pass."""
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        owner = app.main
+        await pilot.press("ctrl+u")
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        clock = FrameClock(app, owner)
+        start = time.perf_counter()
+        due = []
+        for n, char in enumerate(text):
+            due.append(start + n * ECHO_GAP)
+            await asyncio.sleep(max(0.0, due[-1] - time.perf_counter()))
+            send_key(app, char)
+        deadline = time.perf_counter() + 30
+
+        def drawn_frames() -> list[float]:
+            if owner.prompt != text or owner._drawn_trace is not owner.trace or not clock.updates:
+                return []
+            return [t for t in clock.frames if t >= clock.updates[-1]]
+
+        while not drawn_frames():
+            if time.perf_counter() > deadline:
+                raise TimeoutError("the panels never drew the typed prompt")
+            await asyncio.sleep(0.005)
+        echo = []
+        for n, when in enumerate(due):
+            typed = text[: n + 1]
+            shown = [t for t, prompt in clock.prompts if t >= when and prompt.startswith(typed)]
+            echo.append(shown[0] - when)
+        return {"echo": echo, "follow": [drawn_frames()[0] - due[-1]], "pass": [owner.passes.seconds]}
+
+
+def echo_latencies(gpt: Any, text: str = PROMPT[:16], size: tuple[int, int] = (120, 40)) -> dict[str, list[float]]:
+    """A slow model loaded (GPT-2 small's size): "echo", per key, the seconds to the character drawn in the
+    prompt while passes run in the worker; "follow", the seconds from the last key to its panels drawn;
+    "pass", the seconds of that pass."""
+    from tutor.app import TutorApp
+    from tutor.progress import Progress, ProgressStore
+
+    with tempfile.TemporaryDirectory() as state:
+        store = ProgressStore(Path(state) / "progress.json")
+        store.save(Progress(last={"view": "panels"}))
+        app = TutorApp(gpt, "en", store=store, resume_model=False)
+        return asyncio.run(_drive_echo(app, text, size))

@@ -294,7 +294,7 @@ class MainScreen(Screen[None]):
         self._sample_text = None
         if self.place.stop_generating():  # the learner typed: a run of draws gives way
             self.notify_stopped()
-        if self._drawn_trace is not None and self.passes.quick and value != self.prompt:
+        if self._drawn_trace is not None and value != self.prompt and self.passes.quick_for(self.work_of(value)):
             self.run_model(value, inline=True)
 
     def set_prompt(self, text: str) -> None:
@@ -313,6 +313,11 @@ class MainScreen(Screen[None]):
             self.is_mounted and self.query_one("#panels", PanelSwitcher).active == "gradient"
         )
 
+    def work_of(self, prompt: str, grads: bool | None = None) -> int:
+        """A pass's size for the runner's guess of its time: the prompt's characters (about its tokens), three
+        times over with the gradients."""
+        return len(prompt) * (3 if (self.needs_grads() if grads is None else grads) else 1)
+
     def run_model(self, prompt: str, inline: bool = False) -> None:
         """A pass of `prompt` on the model shown — with its gradients when they are shown."""
         gpt, grads = self.gpt, self.needs_grads()
@@ -321,7 +326,7 @@ class MainScreen(Screen[None]):
         def compute(stop: Stop) -> Ready:
             return prompt, gpt, self.run_pass(gpt, prompt, grads, stop), None
 
-        self.passes.run(compute, inline=inline)
+        self.passes.run(compute, inline=inline, work=self.work_of(prompt, grads))
 
     @staticmethod
     def run_pass(gpt: GPT, prompt: str, grads: bool, stop: Stop) -> Trace:
@@ -341,7 +346,7 @@ class MainScreen(Screen[None]):
         if trace is None or trace.has_grads or len(trace.tokens) < 2 or not self.needs_grads():
             return
         if self._requested != (self.prompt, self.gpt, True):
-            self.run_model(self.prompt, inline=self.passes.quick)
+            self.run_model(self.prompt, inline=self.passes.quick_for(self.work_of(self.prompt, True)))
 
     def pass_failed(self, error: Exception) -> None:
         self._requested = None
@@ -415,7 +420,8 @@ class MainScreen(Screen[None]):
         box.value = text  # prompt_typed and prompt_changed see `_sample_text`: no pass of their own
         box.cursor_position = len(text)
         self._requested = (text, gpt, grads if reason is not None else trace.has_grads)
-        self.passes.run(compute, inline=self.passes.quick)
+        work = self.work_of(text, grads) if reason is not None else len(text)  # one position: no more than a pass
+        self.passes.run(compute, inline=self.passes.quick_for(work), work=work)
         return True
 
     def next_panel_shown(self) -> bool:
