@@ -3,6 +3,8 @@ stream point — for the cursor token. Every drawn number is compared with one r
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from helpers import make_app, screen_text, settle
@@ -307,3 +309,36 @@ async def test_at_80x24_the_keyboard_reaches_the_lens_below_the_table(store, key
         await pilot.press("alt+pageup" if key == "alt+pagedown" else "alt+up")
         await settle(pilot)
         assert panel.scroll_y < panel.max_scroll_y
+
+
+async def test_a_big_models_lens_is_read_in_the_worker_and_fills_in(store, monkeypatch) -> None:
+    """GPT-2's lens (25 × 768 × 50,257 multiply-adds, ~80 ms) must not hold the keystroke: it is read in a
+    worker, one line says so meanwhile, and the rows come in equal to the ones read on the spot."""
+    from tutor.panels import logit_lens_panel
+
+    monkeypatch.setattr(logit_lens_panel, "INLINE_LENS", 0)  # tiny's lens as if it were GPT-2's
+    read_in: list[str] = []
+    real = logit_lens_panel.lens_rows
+    release = threading.Event()
+
+    def recording(gpt, trace, token):  # type: ignore[no-untyped-def]
+        read_in.append(threading.current_thread().name)
+        release.wait(10)  # held until the screen has been looked at
+        return real(gpt, trace, token)
+
+    monkeypatch.setattr(logit_lens_panel, "lens_rows", recording)
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *PROMPT)
+        await settle(pilot)
+        await pilot.press("down", "down", "down")  # the first residual add: the Residual tab
+        main, panel = app.main, app.main.query_one(LogitLensPanel)
+        waiting = [line.plain for line in panel._lines_shown]
+        assert any("in the background" in line and "1,044 logits" in line for line in waiting)
+        release.set()
+        await settle(pilot)
+        assert read_in and all(name != threading.main_thread().name for name in read_in)
+        text = screen_text(app, "LogitLensPanel")
+        rows = real(main.gpt, main.trace, main.token)
+        assert drawn_lens_rows(text, [row.point.label("en") for row in rows]) == [expected_fields(r, 3) for r in rows]
+        assert "in the background" not in text

@@ -119,6 +119,10 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "lines_others": ("the other {n} tokens", "其余 {n} 个词元"),
     "lines_some_others": ("{n} nearest of the other {m} tokens", "其余 {m} 个词元中最近的 {n} 个"),
     "lines_embed": ("emb", "嵌入"),
+    "lens_reading": (
+        "Reading this token's lens in the background: a large model, {vocab} logits at each point …",
+        "正在后台计算这个词元的 logit lens：模型较大，每一处都要算 {vocab} 个 logits……",
+    ),
     "lens_title": (
         "Logit lens, token {token}: {formula} at each point",
         "Logit lens · 词元 {token}：残差流每一处的 {formula}",

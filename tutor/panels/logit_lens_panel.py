@@ -10,10 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 from rich.text import Text
 from textual.events import Resize
+from textual.message import Message
 
 from model import GPT, Trace, logit_lens, softmax, top_order
 from tutor.i18n import t
 from tutor.panels.residual_panel import reached_points
+from tutor.runner import PassRunner, failure_words
 from tutor.text_table import Column, text_table
 from tutor.view import ResidualPoint, View, residual_points, sequential_style, visible_piece
 from tutor.widgets.live_static import laid_out_width
@@ -21,6 +23,7 @@ from tutor.widgets.text_lines import TextLines
 
 TOP = 3  # guesses per row
 PIECE = 6  # cells a guessed token may take ("<0xAE>"); longer ones end in "…"
+INLINE_LENS = 20_000_000  # multiply-adds (points × d_model × vocab): a lens this small is read on the key itself
 
 
 def lens_probabilities(gpt: GPT, trace: Trace, token: int, points: list[ResidualPoint]) -> np.ndarray:
@@ -65,6 +68,12 @@ def lens_rows(gpt: GPT, trace: Trace, token: int) -> list[LensRow]:
     return rows
 
 
+def lens_cost(gpt: GPT, trace: Trace) -> int:
+    """Multiply-adds of one token's lens: a `[points, d] · [d, vocab]` product. tiny: 9 × 64 × 1,044 ≈ 0.6 M;
+    GPT-2 small: 25 × 768 × 50,257 ≈ 965 M, some 80 ms with its softmax, too long to hold a keystroke for."""
+    return len(residual_points(trace)) * gpt.config.d_model * gpt.config.vocab_size
+
+
 def settled_from(rows: list[LensRow]) -> int:
     """The first point from which the model's final guess is the lens's top guess at every later point."""
     first = len(rows) - 1
@@ -86,11 +95,18 @@ def guess_text(piece: str, p: float) -> Text:
     return Text.assemble(name, " " * (PIECE + 1 - name.cell_len), (f"{prob_text(p):>5}", sequential_style(p)))
 
 
+Reading = tuple[Trace, int, list[LensRow]]  # a lens read in the worker: for which trace and token
+
+
 class LogitLensPanel(TextLines):
-    """Drawn a line at a time: a step key moves the ▶ and repaints two rows, not the whole lens."""
+    """Drawn a line at a time: a step key moves the ▶ and repaints two rows, not the whole lens. A big model's
+    lens (GPT-2) is read in a worker: until it comes, one line says it is on its way."""
 
     DEFAULT_CSS = "LogitLensPanel { margin: 0 1; }"
     MARGIN = 2  # cells left and right
+
+    class Filled(Message):
+        """A lens read in the worker is in: the tab lays itself out again around its new height."""
 
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -99,19 +115,43 @@ class LogitLensPanel(TextLines):
         self._lines_shown: list[Text] = []
         self._view: View | None = None
         self._width_used = 0
+        self._reading: tuple[Trace, int] | None = None  # the lens on its way from the worker
+        self.readings: PassRunner[Reading] = PassRunner(self, "lens", self.lens_read, self.lens_failed)
 
     @property
     def available_width(self) -> int:
         """Cells for the lines; a hidden tab (drawn before it is laid out) measures by its nearest laid-out ancestor."""
         return self.size.width or laid_out_width(self, self.MARGIN)
 
-    def rows_for(self, view: View) -> list[LensRow]:
-        """The lens rows of the view's token, built once per (trace, token)."""
+    def rows_for(self, view: View) -> list[LensRow] | None:
+        """The lens rows of the view's token, built once per (trace, token); None while a big model's are
+        being read in the worker (asked for here)."""
         if view.trace is not self._trace:
             self._trace, self._rows_by_token = view.trace, {}
         if view.token not in self._rows_by_token:
-            self._rows_by_token[view.token] = lens_rows(view.gpt, view.trace, view.token)
+            gpt, trace, token = view.gpt, view.trace, view.token
+            if lens_cost(gpt, trace) <= INLINE_LENS:
+                self._rows_by_token[token] = lens_rows(gpt, trace, token)
+            else:
+                if self._reading != (trace, token):
+                    self._reading = (trace, token)
+                    self.readings.run(lambda stop: (trace, token, lens_rows(gpt, trace, token)))
+                return None
         return self._rows_by_token[view.token]
+
+    def lens_read(self, reading: Reading) -> None:
+        trace, token, rows = reading
+        self._reading = None
+        if trace is not self._trace:
+            return  # a newer trace came meanwhile: its own lens is asked for when it is shown
+        self._rows_by_token[token] = rows
+        if self._view is not None and self._view.trace is trace and self._view.token == token:
+            self.show(self._view)
+            self.post_message(self.Filled())
+
+    def lens_failed(self, error: Exception) -> None:
+        self._reading = None
+        self.notify(failure_words(error, self._view.lang if self._view else "en"), severity="error", markup=False)
 
     def height_at(self, width: int) -> int:
         """How many rows the lines shown take in a tab `width` cells wide (the note wraps)."""
@@ -126,16 +166,23 @@ class LogitLensPanel(TextLines):
 
     def show(self, view: View) -> None:
         self._view, self._width_used = view, self.available_width
-        trace, lang = view.trace, view.lang
+        lang = view.lang
         if not view.n_tokens:
             self._lines_shown = []
             self.set_lines([])
             return
         rows = self.rows_for(view)
+        if rows is None:
+            self._lines_shown = [
+                Text(t("lens_title", lang, token=here_of(view), formula=formula_of(view.gpt)), style="bold"),
+                Text(t("lens_reading", lang, vocab=f"{view.gpt.config.vocab_size:,}"), style="dim"),
+            ]
+            self.set_lines(self._lines_shown)
+            return
         reached, current = reached_points([row.point for row in rows], view)
         _final, final_piece, final_p = rows[-1].top[0]
         final_text = visible_piece(final_piece)
-        here = f"{view.token} {visible_piece(trace.pieces[view.token])}"
+        here = here_of(view)
         table: list[Text] = []
         for k in range(TOP, 0, -1):  # as many guesses per row as the width takes
             columns = [
@@ -160,7 +207,7 @@ class LogitLensPanel(TextLines):
                 break
         cfg = view.gpt.config
         note = t({"pre": "lens_note_pre", "post": "lens_note_post"}.get(cfg.norm, "lens_note_none"), lang)
-        formula = "softmax(LN_final(x)·W_Eᵀ)" if cfg.has_final_norm else "softmax(x·W_Eᵀ)"
+        formula = formula_of(view.gpt)
         if not cfg.residual:
             note += " " + t("lens_no_residual", lang)
         first = settled_from(rows)
@@ -178,3 +225,12 @@ class LogitLensPanel(TextLines):
             Text(settles),
         ]
         self.set_lines(self._lines_shown)
+
+
+def here_of(view: View) -> str:
+    """The cursor token as the lens's title names it: "1 追"."""
+    return f"{view.token} {visible_piece(view.trace.pieces[view.token])}"
+
+
+def formula_of(gpt: GPT) -> str:
+    return "softmax(LN_final(x)·W_Eᵀ)" if gpt.config.has_final_norm else "softmax(x·W_Eᵀ)"
