@@ -222,6 +222,13 @@ async def test_typing_does_not_rebuild_the_pictures(store, monkeypatch) -> None:
         await settle(pilot)
         assert len(built) == before and len(charts) == charts_before  # same model, base, d: nothing rebuilt
         assert pictures_of(app).value_map.marked == frozenset({3})
+        await pilot.press("ctrl+u")  # an empty prompt hides the pictures …
+        await settle(pilot)
+        assert not pictures_of(app).region.height
+        await pilot.press(*"猫追")  # … and typing again shows them as they were, not rebuilt (GPT-2's: ~80 ms)
+        await settle(pilot)
+        assert pictures_of(app).region.height >= 12
+        assert len(built) == before and len(charts) == charts_before
         await pilot.press("f5")  # another language: the titles change, so it is drawn again
         await settle(pilot)
         assert len(built) == before + 1

@@ -133,7 +133,7 @@ def send_key(app: Any, char: str) -> None:
 ECHO_GAP = 0.1  # seconds between keys: a learner typing ten characters a second
 
 
-async def _drive_echo(app: Any, text: str, size: tuple[int, int]) -> dict[str, list[float]]:
+async def _drive_echo(app: Any, text: str, size: tuple[int, int], panel: str | None) -> dict[str, list[float]]:
     """Type `text` at ECHO_GAP a key without waiting for the panels; per key, the seconds from when it was
     due to the first frame showing it in the prompt; and, after the last, to the panels drawing its pass."""
     async with app.run_test(size=size) as pilot:
@@ -142,6 +142,8 @@ async def _drive_echo(app: Any, text: str, size: tuple[int, int]) -> dict[str, l
         owner = app.main
         await pilot.press("ctrl+u")
         await app.workers.wait_for_complete()
+        if panel is not None:
+            owner.query_one("#panels").active = panel
         await pilot.pause(0.3)
         clock = FrameClock(app, owner)
         start = time.perf_counter()
@@ -169,10 +171,12 @@ async def _drive_echo(app: Any, text: str, size: tuple[int, int]) -> dict[str, l
         return {"echo": echo, "follow": [drawn_frames()[0] - due[-1]], "pass": [owner.passes.seconds]}
 
 
-def echo_latencies(gpt: Any, text: str = PROMPT[:16], size: tuple[int, int] = (120, 40)) -> dict[str, list[float]]:
+def echo_latencies(
+    gpt: Any, text: str = PROMPT[:16], size: tuple[int, int] = (120, 40), panel: str | None = None
+) -> dict[str, list[float]]:
     """A slow model loaded (GPT-2 small's size): "echo", per key, the seconds to the character drawn in the
     prompt while passes run in the worker; "follow", the seconds from the last key to its panels drawn;
-    "pass", the seconds of that pass."""
+    "pass", the seconds of that pass. `panel`: the tab shown while typing (None: the lesson's own)."""
     from tutor.app import TutorApp
     from tutor.progress import Progress, ProgressStore
 
@@ -180,4 +184,4 @@ def echo_latencies(gpt: Any, text: str = PROMPT[:16], size: tuple[int, int] = (1
         store = ProgressStore(Path(state) / "progress.json")
         store.save(Progress(last={"view": "panels"}))
         app = TutorApp(gpt, "en", store=store, resume_model=False)
-        return asyncio.run(_drive_echo(app, text, size))
+        return asyncio.run(_drive_echo(app, text, size, panel))

@@ -30,6 +30,7 @@ class VectorsPanel(Vertical):
     VectorsPanel.-pictures > #angles-grid { max-height: 25%; }
     VectorsPanel > PositionPictures { height: 1fr; display: none; }
     VectorsPanel.-pictures > PositionPictures { display: block; }
+    VectorsPanel.-pictures.-empty > PositionPictures { display: none; }
     """
 
     def compose(self) -> ComposeResult:
@@ -48,10 +49,10 @@ class VectorsPanel(Vertical):
         angle_note, angles_grid = self.query_one("#angles-note", Static), self.query_one("#angles-grid", HeatmapGrid)
         rope = cfg.positional == "rope"
         angle_note.display = angles_grid.display = rope and view.n_tokens > 0
+        self.set_class(not view.n_tokens, "-empty")  # pictures hidden, not emptied: ctrl+u, then typing, keeps them
         if not view.n_tokens:
             note.update(t("empty_prompt", lang))
             grid.set_rows([], [])
-            self.query_one(PositionPictures).show_nothing()
             return
         self.show_pictures(view)
 
