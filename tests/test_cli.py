@@ -189,3 +189,23 @@ def test_console_script_is_installed(tmp_path: Path) -> None:
     assert script.exists()
     result = subprocess.run([str(script), "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("tutor ")
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "120"), ("30", "30")])
+def test_the_app_draws_at_120_frames_a_second_unless_told(monkeypatch, given: str | None, expected: str) -> None:
+    """A frame waits for the next tick of Textual's clock: at its default 60 a character typed just after the
+    panels drew waited up to 17 ms. The learner's own TEXTUAL_FPS wins."""
+    import os
+
+    from tutor import cli
+
+    if given is None:
+        monkeypatch.delenv("TEXTUAL_FPS", raising=False)
+    else:
+        monkeypatch.setenv("TEXTUAL_FPS", given)
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert os.environ["TEXTUAL_FPS"] == expected
+    probe = "import textual.constants as c; print(c.MAX_FPS)"
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=dict(os.environ))
+    assert shown.stdout.strip() == expected  # what Textual itself reads from it

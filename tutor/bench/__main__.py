@@ -338,6 +338,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)  # before NumPy loads; the ptys' tutors inherit it
+    from tutor.cli import FRAMES_PER_SECOND
+
+    # the pilot's apps, ours and the minimal one, at the frame rate `tutor` runs at (Textual reads it once)
+    os.environ.setdefault("TEXTUAL_FPS", FRAMES_PER_SECOND)
     from tutor.patches.allocator import keep_freed_memory
 
     keep_freed_memory()  # as `tutor` itself does: the model rows measure the pass as the app runs it
