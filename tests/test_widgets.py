@@ -127,3 +127,22 @@ async def test_heatmap_legend_shows_the_scale_and_its_range(no_color: bool) -> N
         grid.set_rows([GridRow("p", np.array([0.2, 0.8]))], ["0", "1"], legend=False)
         await pilot.pause()
         assert screen_text(pilot.app).split("\n")[2].strip() == ""
+
+
+async def test_text_lines_draw_each_lines_own_style_under_its_spans() -> None:
+    """A line made as Text("…", style="dim") keeps its style on screen (Text.render leaves it out)."""
+    from rich.style import Style
+    from rich.text import Text
+
+    from tutor.widgets.text_lines import TextLines
+
+    widget = TextLines()
+    app = Host(widget)
+    async with app.run_test(size=(40, 6)) as pilot:
+        widget.set_lines([Text("title", style="bold"), Text.assemble("a ", ("red", "red"), style="dim"), Text("x")])
+        await pilot.pause()
+        title, note, plain = (widget.render_line(y) for y in range(3))
+        assert all(segment.style.bold for segment in title if segment.text.strip())
+        styles = {segment.text.strip(): segment.style for segment in note if segment.text.strip()}
+        assert styles["a"].dim and styles["red"].dim and styles["red"].color == Style.parse("red").color
+        assert not any(segment.style.bold or segment.style.dim for segment in plain if segment.text.strip())

@@ -14,7 +14,8 @@ from model import Step, Trace
 from tutor.i18n import pick
 from tutor.text_table import Column, text_table
 from tutor.view import View, grad_text, top_dims_text, visible_piece
-from tutor.widgets.live_static import LiveStatic
+from tutor.widgets.live_static import laid_out_width
+from tutor.widgets.text_lines import TextLines
 
 ROWS = 10  # token rows at most: a window around the cursor in a long prompt
 
@@ -100,15 +101,24 @@ def sublayer_params(trace: Trace, step: Step) -> dict[str, float]:
     }
 
 
-class BackwardStep(LiveStatic):
-    DEFAULT_CSS = "BackwardStep { padding: 0 1; height: auto; }"
+class BackwardStep(TextLines):
+    """Drawn a line at a time: a step key repaints the lines that changed (the loss lines above stay)."""
+
+    DEFAULT_CSS = "BackwardStep { margin: 0 1; }"
+    MARGIN = 2  # cells left and right
     _height_for: tuple[object, ...] = ()
     _tallest = 0
+
+    @property
+    def available_width(self) -> int:
+        """Cells for the lines; a hidden tab (drawn before it is laid out) measures by its nearest laid-out ancestor."""
+        return self.size.width or laid_out_width(self, self.MARGIN)
 
     def show(self, view: View) -> None:
         trace, lang = view.trace, view.lang
         if not trace.has_grads:
-            self.show_content(Text(pick(WORDS, "needs_two", lang), style="italic"), "no grads")
+            self._height_for = ()
+            self.set_lines([Text(pick(WORDS, "needs_two", lang), style="italic")])
             return
         lines = self.loss_lines(view)
         kind = view.step.kind
@@ -123,20 +133,18 @@ class BackwardStep(LiveStatic):
         window = token_window(view.n_tokens, view.token)
         if view.n_tokens > len(window):
             lines.append(Text(pick(WORDS, "more", lang, n=view.n_tokens - len(window)), style="dim"))
-        self.show_content(*self.steady(Text("\n").join(lines), view))
+        self.set_lines(self.steady(lines, view))
 
-    def steady(self, text: Text, view: View) -> tuple[Text, int]:
-        """`text` padded to the tallest this panel has been for this prompt, width and language: the chart below
+    def steady(self, lines: list[Text], view: View) -> list[Text]:
+        """`lines` padded to the tallest this panel has been for this prompt, width and language: the chart below
         keeps its place from step to step (and a key that changes the kind of step costs no new layout)."""
         width = self.available_width
-        height = len(text.wrap(self.app.console, width)) if width else len(text.split("\n"))
+        height = sum(len(line.wrap(self.app.console, width)) for line in lines) if width else len(lines)
         key = (width, view.n_tokens, view.lang, view.gpt.name)
         if key != self._height_for:
             self._height_for, self._tallest = key, 0
         self._tallest = max(self._tallest, height)
-        if height < self._tallest:
-            text.append("\n" * (self._tallest - height))
-        return text, self._tallest
+        return lines + [Text() for _ in range(self._tallest - height)]
 
     # -- the loss, at the top of every step ---------------------------------------------------------
 

@@ -77,10 +77,13 @@ class TextLines(Widget):
             return Strip.blank(width, self.rich_style)
         strip = self._strips.get(y)
         if strip is None:
-            base = self.rich_style
+            row, console = self._rows[y], self.app.console
+            # a line's own style (Text("…", style="dim")) is not in what Text.render yields: Rich applies it when
+            # it prints a Text whole, so here it goes under the spans by hand
+            base = self.rich_style + console.get_style(row.style) if row.style else self.rich_style
             segments = [
                 Segment(segment.text, base + segment.style if segment.style else base)
-                for segment in self._rows[y].render(self.app.console, end="")
+                for segment in row.render(console, end="")
             ]
             strip = self._strips[y] = Strip(segments).crop(0, width).extend_cell_length(width, base)
         return strip
