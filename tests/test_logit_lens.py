@@ -315,6 +315,7 @@ async def test_a_big_models_lens_is_read_in_the_worker_and_fills_in(store, monke
     """GPT-2's lens (25 × 768 × 50,257 multiply-adds, ~80 ms) must not hold the keystroke: it is read in a
     worker, one line says so meanwhile, and the rows come in equal to the ones read on the spot."""
     from tutor.panels import logit_lens_panel
+    from tutor.screens import main as main_screen
 
     monkeypatch.setattr(logit_lens_panel, "INLINE_LENS", 0)  # tiny's lens as if it were GPT-2's
     read_in: list[str] = []
@@ -326,7 +327,7 @@ async def test_a_big_models_lens_is_read_in_the_worker_and_fills_in(store, monke
         release.wait(10)  # held until the screen has been looked at
         return real(gpt, trace, token)
 
-    monkeypatch.setattr(logit_lens_panel, "lens_rows", recording)
+    monkeypatch.setattr(main_screen, "lens_rows", recording)  # the screen reads it, in its worker
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+u", *PROMPT)

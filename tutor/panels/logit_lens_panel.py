@@ -15,7 +15,6 @@ from textual.message import Message
 from model import GPT, Trace, logit_lens, softmax, top_order
 from tutor.i18n import t
 from tutor.panels.residual_panel import reached_points
-from tutor.runner import PassRunner, failure_words
 from tutor.text_table import Column, text_table
 from tutor.view import ResidualPoint, View, residual_points, sequential_style, visible_piece
 from tutor.widgets.live_static import laid_out_width
@@ -95,15 +94,20 @@ def guess_text(piece: str, p: float) -> Text:
     return Text.assemble(name, " " * (PIECE + 1 - name.cell_len), (f"{prob_text(p):>5}", sequential_style(p)))
 
 
-Reading = tuple[Trace, int, list[LensRow]]  # a lens read in the worker: for which trace and token
-
-
 class LogitLensPanel(TextLines):
     """Drawn a line at a time: a step key moves the ▶ and repaints two rows, not the whole lens. A big model's
-    lens (GPT-2) is read in a worker: until it comes, one line says it is on its way."""
+    lens (GPT-2) is asked of the screen (`Wanted`), which reads it in a worker and hands it back (`lens_read`):
+    until it comes, one line says it is on its way."""
 
     DEFAULT_CSS = "LogitLensPanel { margin: 0 1; }"
     MARGIN = 2  # cells left and right
+
+    class Wanted(Message):
+        """The lens of `token` in `trace` is too big to read on the keystroke: the screen reads it in a worker."""
+
+        def __init__(self, gpt: GPT, trace: Trace, token: int) -> None:
+            super().__init__()
+            self.gpt, self.trace, self.token = gpt, trace, token
 
     class Filled(Message):
         """A lens read in the worker is in: the tab lays itself out again around its new height."""
@@ -115,8 +119,7 @@ class LogitLensPanel(TextLines):
         self._lines_shown: list[Text] = []
         self._view: View | None = None
         self._width_used = 0
-        self._reading: tuple[Trace, int] | None = None  # the lens on its way from the worker
-        self.readings: PassRunner[Reading] = PassRunner(self, "lens", self.lens_read, self.lens_failed)
+        self._reading: tuple[Trace, int] | None = None  # the lens asked for, on its way from the worker
 
     @property
     def available_width(self) -> int:
@@ -135,12 +138,12 @@ class LogitLensPanel(TextLines):
             else:
                 if self._reading != (trace, token):
                     self._reading = (trace, token)
-                    self.readings.run(lambda stop: (trace, token, lens_rows(gpt, trace, token)))
+                    self.post_message(self.Wanted(gpt, trace, token))
                 return None
         return self._rows_by_token[view.token]
 
-    def lens_read(self, reading: Reading) -> None:
-        trace, token, rows = reading
+    def lens_read(self, trace: Trace, token: int, rows: list[LensRow]) -> None:
+        """The rows the screen read for `trace` and `token`: kept, and drawn if they are still the view's."""
         self._reading = None
         if trace is not self._trace:
             return  # a newer trace came meanwhile: its own lens is asked for when it is shown
@@ -149,9 +152,9 @@ class LogitLensPanel(TextLines):
             self.show(self._view)
             self.post_message(self.Filled())
 
-    def lens_failed(self, error: Exception) -> None:
+    def lens_failed(self) -> None:
+        """The reading failed (the screen said why): the next show asks again."""
         self._reading = None
-        self.notify(failure_words(error, self._view.lang if self._view else "en"), severity="error", markup=False)
 
     def height_at(self, width: int) -> int:
         """How many rows the lines shown take in a tab `width` cells wide (the note wraps)."""

@@ -23,6 +23,7 @@ from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
 from tutor.panels.attention_panel import AttentionPanel
 from tutor.panels.gradient_panel import GradientPanel
 from tutor.panels.layernorm_panel import LayerNormPane
+from tutor.panels.logit_lens_panel import LensRow, LogitLensPanel, lens_rows
 from tutor.panels.next_token_panel import NextTokenPanel, sampled_text
 from tutor.panels.residual_panel import ResidualPanel
 from tutor.panels.similarity_panel import SimilarityPanel
@@ -72,6 +73,7 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "temperature(1)": ("Temperature", "温度"),
 }
 Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it
+LensReading = tuple[Trace, int, list[LensRow]]  # a logit lens read in the worker: for which trace and token
 GENERATE_PAUSE = 0.1  # seconds between the tokens of a run: each is drawn on screen, and keys get in between
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
@@ -151,6 +153,8 @@ class MainScreen(Screen[None]):
         self.place = Place(gpt, home_gpt=gpt)  # where the learner is: every key moves this, then the panels draw it
         self.lang = lang
         self.passes: PassRunner[Ready] = PassRunner(self, "model", self.pass_ready, self.pass_failed)
+        # a big model's logit lens (GPT-2: ~80 ms a token), read beside the passes so that neither cancels the other
+        self.lens_readings: PassRunner[LensReading] = PassRunner(self, "lens", self.lens_read, self.lens_failed)
         self.generate_pause = GENERATE_PAUSE
         self._sample_text: str | None = None  # the prompt with a token just drawn: its pass is the draw's, not typing's
         self._drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
@@ -347,6 +351,18 @@ class MainScreen(Screen[None]):
             return
         if self._requested != (self.prompt, self.gpt, True):
             self.run_model(self.prompt, inline=self.passes.quick_for(self.work_of(self.prompt, True)))
+
+    @on(LogitLensPanel.Wanted)
+    def read_lens(self, event: LogitLensPanel.Wanted) -> None:
+        gpt, trace, token = event.gpt, event.trace, event.token
+        self.lens_readings.run(lambda stop: (trace, token, lens_rows(gpt, trace, token)))
+
+    def lens_read(self, reading: LensReading) -> None:
+        self.query_one(LogitLensPanel).lens_read(*reading)
+
+    def lens_failed(self, error: Exception) -> None:
+        self.query_one(LogitLensPanel).lens_failed()
+        self.notify(failure_words(error, self.lang), severity="error", markup=False)
 
     def pass_failed(self, error: Exception) -> None:
         self._requested = None
