@@ -18,7 +18,7 @@ def softmax(x: np.ndarray) -> np.ndarray:
     """
     e = x - np.maximum.reduce(x, axis=-1, keepdims=True, initial=-np.inf)  # `initial`: an empty prompt has no max
     np.exp(e, out=e)  # in place: e is ours, and one array less to allocate
-    e /= np.add.reduce(e, axis=-1, keepdims=True)  # ufuncs' own reduce: `e.sum` wraps it in Python
+    e /= np.add.reduce(e, axis=-1, keepdims=True)  # a ufunc's own reduce: `e.sum` wraps it in Python
     return e
 
 
@@ -50,9 +50,8 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, 
 
     `q` is `[head, q_pos, d_head]`, `k` and `v` are `[head, k_pos, d_head]` (after any batch axes).
     """
-    scores = q @ k.swapaxes(-1, -2)
-    scores /= math.sqrt(q.shape[-1])  # in place, here and below: scores is a new array of ours
-    if causal:
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:  # in place: scores is a new array of ours
         np.copyto(scores, -np.inf, where=future_mask(q.shape[-2], k.shape[-2]))
     hook("hook_attn_scores", scores)
     pattern = softmax(scores)

@@ -16,12 +16,10 @@ def gelu(x: np.ndarray) -> np.ndarray:
 
     gelu(x) = ½ · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))
 
-    Computed term by term into one new array (this runs on the widest activations): the same
-    operations in the same order as the formula, so the same float32 values.
+    Computed term by term, in place after the first (this runs on the widest activations): the same
+    operations in the same order as the formula, so the same values.
     """
-    u = x * x
-    u *= x  # x³; NumPy's float32 `x**3` goes through pow(): ~70× slower here
-    u *= 0.044715
+    u = 0.044715 * (x * x * x)  # NumPy's float32 `x**3` goes through pow(): ~70× slower here
     u += x
     u *= _SQRT_2_OVER_PI  # u = √(2/π) · (x + 0.044715 · x³)
     y = np.tanh(u)  # not in place: x may be a scalar
