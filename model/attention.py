@@ -16,8 +16,9 @@ def softmax(x: np.ndarray) -> np.ndarray:
 
     Subtracting the max changes nothing mathematically and keeps exp from overflowing.
     """
-    e = np.exp(x - x.max(axis=-1, keepdims=True, initial=-np.inf))  # `initial`: an empty prompt has no max
-    e /= e.sum(axis=-1, keepdims=True)  # in place: e is ours, and one array less to allocate
+    e = x - np.maximum.reduce(x, axis=-1, keepdims=True, initial=-np.inf)  # `initial`: an empty prompt has no max
+    np.exp(e, out=e)  # in place: e is ours, and one array less to allocate
+    e /= np.add.reduce(e, axis=-1, keepdims=True)  # a ufunc's own reduce: `e.sum` wraps it in Python
     return e
 
 
@@ -32,6 +33,14 @@ def causal_mask(n_q: int, n_k: int) -> np.ndarray:
     return mask
 
 
+@functools.lru_cache(maxsize=256)
+def future_mask(n_q: int, n_k: int) -> np.ndarray:
+    """The causal mask turned round: True where key j lies after query i, the scores set to −∞."""
+    mask = ~causal_mask(n_q, n_k)
+    mask.flags.writeable = False
+    return mask
+
+
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, hook: Hook = no_hook) -> np.ndarray:
     """Scaled dot-product attention, every head at once:
 
@@ -42,8 +51,8 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, 
     `q` is `[head, q_pos, d_head]`, `k` and `v` are `[head, k_pos, d_head]` (after any batch axes).
     """
     scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
-    if causal:
-        scores = np.where(causal_mask(q.shape[-2], k.shape[-2]), scores, -np.inf)
+    if causal:  # in place: scores is a new array of ours
+        np.copyto(scores, -np.inf, where=future_mask(q.shape[-2], k.shape[-2]))
     hook("hook_attn_scores", scores)
     pattern = softmax(scores)
     hook("hook_pattern", pattern)
@@ -82,10 +91,10 @@ def multi_head_attention(
     With `rope_pe`, q and k are rotated by position first. `past_kv` holds the keys and
     values of earlier positions (a KV cache); the new ones are appended and returned.
     """
-    qkv = x @ w_qkv + b_qkv
-    d = qkv.shape[-1] // 3
-    q, k, v = qkv[..., :d], qkv[..., d : 2 * d], qkv[..., 2 * d :]  # slices: np.split costs 30× more per call
-    q, k, v = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)
+    qkv = x @ w_qkv
+    qkv += b_qkv  # in place: one array less
+    qkv = split_heads(qkv, 3 * n_heads)  # [pos, 3·head, d_head]: q's heads, then k's, then v's
+    q, k, v = qkv[..., :n_heads, :], qkv[..., n_heads : 2 * n_heads, :], qkv[..., 2 * n_heads :, :]
     hook("hook_q", q)
     hook("hook_k", k)
     hook("hook_v", v)
@@ -98,5 +107,6 @@ def multi_head_attention(
         k, v = np.concatenate([past_kv[0], k], axis=-2), np.concatenate([past_kv[1], v], axis=-2)
     z = attention(q.swapaxes(-3, -2), k, v, causal, hook).swapaxes(-3, -2)  # [pos, head, d_head]
     hook("hook_z", z)
-    out = merge_heads(z) @ w_out + b_out
+    out = merge_heads(z) @ w_out
+    out += b_out
     return out, (k, v)

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from model.attention import merge_heads
 from model.hooks import Hook, no_hook
 from model.positions import rope
 
@@ -71,8 +72,10 @@ def _mean_negative_log_likelihood(log_probs: np.ndarray, targets: np.ndarray) ->
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
-    shifted = x - x.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    """log softmax(x) = (x − max x) − log Σ exp(x − max x), over the last axis (in place: the logits are big)."""
+    shifted = x - np.maximum.reduce(x, axis=-1, keepdims=True)
+    shifted -= np.log(np.add.reduce(np.exp(shifted), axis=-1, keepdims=True))
+    return shifted
 
 
 def embed_backward(d_x: np.ndarray, tokens: np.ndarray, vocab_size: int) -> np.ndarray:
@@ -123,22 +126,35 @@ def layer_norm_backward(
 
     from ∂x̂ᵢ/∂xⱼ = (δᵢⱼ − 1/d − x̂ᵢ x̂ⱼ / d) / s, since ∂μ/∂xⱼ = 1/d and ∂s/∂xⱼ = x̂ⱼ/d.
     As values of their own: ∂L/∂s = −Σ gᵢ x̂ᵢ / s and ∂L/∂μ = −Σ gᵢ / s (μ moves σ² not at all).
+
+    Both sums, Σ g and Σ g · x̂, serve the hooks and ∂L/∂x (a mean is the sum / d, as in `layer_norm`);
+    ∂L/∂x is made term by term, in place.
     """
+    d = x_hat.shape[-1]
     g = d_y * gamma
+    g_sum = np.add.reduce(g, axis=-1, keepdims=True)
+    g_x_hat = g * x_hat
+    g_x_hat_sum = np.add.reduce(g_x_hat, axis=-1, keepdims=True)
     if hook is not no_hook:
         hook("hook_xhat", g)
-        hook("hook_scale", -(g * x_hat).sum(axis=-1, keepdims=True) / scale)
-        hook("hook_mean", -g.sum(axis=-1, keepdims=True) / scale)
-    d_x = (g - g.mean(axis=-1, keepdims=True) - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)) / scale
+        hook("hook_scale", -g_x_hat_sum / scale)
+        hook("hook_mean", -g_sum / scale)
+    d_x = g - g_sum / d
+    d_x -= np.multiply(x_hat, g_x_hat_sum / d, out=g_x_hat)  # x̂ · mean(g · x̂), over g · x̂: no longer needed
+    d_x /= scale
     return d_x, _flat(d_y * x_hat).sum(axis=0), _flat(d_y).sum(axis=0)
 
 
 def softmax_backward(d_p: np.ndarray, p: np.ndarray) -> np.ndarray:
     """p = softmax(s) over the last axis:  ∂L/∂sᵢ = pᵢ · (∂L/∂pᵢ − Σⱼ pⱼ ∂L/∂pⱼ).
 
-    Masked entries have p = 0, so they get no gradient.
+    Masked entries have p = 0, so they get no gradient. Made in one new array (these are
+    `[batch, head, pos, pos]`, the largest of a training step after the logits).
     """
-    return p * (d_p - (d_p * p).sum(axis=-1, keepdims=True))
+    d_s = d_p * p
+    np.subtract(d_p, np.add.reduce(d_s, axis=-1, keepdims=True), out=d_s)
+    d_s *= p
+    return d_s
 
 
 def attention_backward(
@@ -257,6 +273,6 @@ def multi_head_attention_backward(
         d_q, d_k = rope_backward(d_q, rope_pe), rope_backward(d_k, rope_pe)
     hook("hook_q", d_q)
     hook("hook_k", d_k)
-    d_qkv = np.concatenate([t.reshape(x.shape) for t in (d_q, d_k, d_v)], axis=-1)
+    d_qkv = merge_heads(np.concatenate([d_q, d_k, d_v], axis=-2))  # [pos, 3·head, d_head] → [pos, 3d], as qkv was split
     d_x, d_w_qkv, d_b_qkv = linear_backward(d_qkv, x, w_qkv)
     return d_x, d_w_qkv, d_b_qkv, d_w_out, d_b_out

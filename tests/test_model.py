@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 
 import numpy as np
 import pytest
@@ -385,3 +387,21 @@ def test_weights_laid_out_for_openblas_change_no_number(monkeypatch, variant) ->
         np.testing.assert_allclose(value, theirs[name], rtol=1e-5, atol=1e-5, err_msg=name)  # float32 rounding
     assert big.generate("猫", 6, temperature=0) == small.generate("猫", 6, temperature=0)
     assert big.with_config(pos_base=10.0)._weights["blocks.0.mlp.w_in"] is w_in  # turned once, not again
+
+
+def test_a_dropped_trace_frees_its_arrays_without_the_garbage_collector(tiny) -> None:
+    """A trace's arrays go when the trace goes (a keystroke's pass reuses the memory of the last one),
+    not when Python's cycle collector comes round; with gradients and after `extend` too."""
+    gc.disable()
+    try:
+        for make in (
+            lambda: tiny.run("hello"),
+            lambda: tiny.run("hello", grads=True),
+            lambda: tiny.extend(tiny.run("hell"), 3),
+        ):
+            trace = make()
+            kept = weakref.ref(trace["blocks.0.mlp.hook_pre"])
+            del trace
+            assert kept() is None
+    finally:
+        gc.enable()
