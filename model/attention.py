@@ -16,9 +16,8 @@ def softmax(x: np.ndarray) -> np.ndarray:
 
     Subtracting the max changes nothing mathematically and keeps exp from overflowing.
     """
-    e = x - np.maximum.reduce(x, axis=-1, keepdims=True, initial=-np.inf)  # `initial`: an empty prompt has no max
-    np.exp(e, out=e)  # in place: e is ours, and one array less to allocate
-    e /= np.add.reduce(e, axis=-1, keepdims=True)  # a ufunc's own reduce: `e.sum` wraps it in Python
+    e = np.exp(x - x.max(axis=-1, keepdims=True, initial=-np.inf))  # `initial`: an empty prompt has no max
+    e /= e.sum(axis=-1, keepdims=True)  # in place: e is ours, and one array less to allocate
     return e
 
 

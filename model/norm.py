@@ -12,27 +12,25 @@ def layer_norm(
 ) -> np.ndarray:
     """LayerNorm over each token's own vector (the last axis):
 
-        μ  = mean(x)
-        σ² = mean((x − μ)²)
+        μ  = (1/d) Σⱼ xⱼ
+        σ² = (1/d) Σⱼ (xⱼ − μ)²
         x̂  = (x − μ) / √(σ² + ε)
         y  = γ · x̂ + β
 
     x̂ has mean 0 and variance σ²/(σ²+ε) ≈ 1, so ‖x̂‖ ≈ √d. γ and β are learned, one per dimension.
 
-    Each mean is a sum divided by d (what `ndarray.mean` computes, without its Python wrapper, which
-    costs more than the sum at a few tokens); x − μ is computed once, and the last steps run in place.
+    Each mean is written as the formula reads, a sum over d: what `x.mean(…)` computes, bit for bit,
+    without the Python wrapper that costs more than the sum itself at a few tokens.
     """
     d = x.shape[-1]
-    mu = np.add.reduce(x, axis=-1, keepdims=True) / d
+    mu = x.sum(axis=-1, keepdims=True) / d
     hook("hook_mean", mu)
     centred = x - mu
-    var = np.add.reduce(centred * centred, axis=-1, keepdims=True) / d
-    var += eps
-    scale = np.sqrt(var, out=var)
+    var = (centred**2).sum(axis=-1, keepdims=True) / d
+    scale = np.sqrt(var + eps)
     hook("hook_scale", scale)
     x_hat = centred / scale
     hook("hook_xhat", x_hat)
-    y = x_hat * gamma
-    y += beta
+    y = gamma * x_hat + beta
     hook("hook_normalized", y)
     return y
