@@ -19,40 +19,36 @@ from tutor.bench.measure import percentile
 from tutor.bench.terminal import mapping_memory, memory
 
 
-def test_quick_run_prints_one_row_per_figure() -> None:
+def quick_rows(groups: str) -> list[list[str]]:
+    """`python -m tutor.bench --quick --only GROUPS`: the cells of every row of its table; each row's ratio is
+    that of two measured figures."""
     result = subprocess.run(
-        [sys.executable, "-m", "tutor.bench", "--quick", "--only", "trace,keys"],
+        [sys.executable, "-m", "tutor.bench", "--quick", "--only", groups],
         capture_output=True,
         text=True,
         timeout=600,
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},
     )
     assert result.returncode == 0, result.stderr
-    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "figure" not in line]
+    lines = [line for line in result.stdout.splitlines() if line.startswith("| ") and "figure" not in line]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+    assert all(float(cells[3]) > 0 for cells in rows)
+    return rows
+
+
+def test_quick_run_prints_one_row_per_figure() -> None:
+    rows = [" | ".join(cells) for cells in quick_rows("trace,keys")]
     # three trace sizes, three backward sizes; typing, stepping and stepping backwards at two window sizes
     assert len(rows) == 3 + 3 + 6
     assert sum("backward step key" in row for row in rows) == 2
     assert any("backward trace" in row and "ratio ≤ 3.0" in row for row in rows)
-    for row in rows:
-        cells = [cell.strip() for cell in row.strip("|").split("|")]
-        assert float(cells[3]) > 0  # the ratio of two measured figures
     assert any("120×40" in row for row in rows) and any("80×24" in row for row in rows)
+    assert all("≤ 3× minimal" in row for row in rows if "keystroke" in row)
 
 
 def test_echo_rows_type_into_a_gpt2_sized_model() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "tutor.bench", "--quick", "--only", "echo"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-    )
-    assert result.returncode == 0, result.stderr
-    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "figure" not in line]
-    assert len(rows) == 2 and "GPT-2 small shape" in rows[0] and "4 keys" in rows[0]
-    for row in rows:
-        cells = [cell.strip() for cell in row.strip("|").split("|")]
-        assert float(cells[3]) > 0
+    rows = quick_rows("echo")
+    assert len(rows) == 2 and "GPT-2 small shape" in rows[0][0] and "4 keys" in rows[0][0]
 
 
 def test_unknown_group_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
