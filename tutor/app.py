@@ -199,7 +199,9 @@ class TutorApp(App[None]):
                 self.notify(self._progress_notice, severity="warning", timeout=10)
             start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
             await self.open_lesson(start, resume=True)
+            await self.main.panels_settled()
         self.main.refresh(layout=True)
+        self.main.call_after_refresh(self.main.mount_hidden_panels)  # what is not in view waits for the first frame
         # what start-up built stays for the whole session: out of the collector's full passes, which would
         # otherwise walk it all and stall a keystroke now and then (~60 ms each)
         gc.freeze()

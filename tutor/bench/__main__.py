@@ -226,8 +226,8 @@ def terminal_rows(quick: bool) -> list[Row]:
                 f"{ours.first_screen:.2f} s",
                 f"minimal Textual app {floor.first_screen:.2f} s",
                 ours.first_screen / floor.first_screen,
-                "≤ 0.6 s",
-                ours.first_screen <= 0.6,
+                "≤ 1.5× minimal",
+                ours.first_screen <= 1.5 * floor.first_screen,
             )
         )
         mean = sum(ours.step_bytes) / len(ours.step_bytes)
@@ -257,19 +257,25 @@ def terminal_rows(quick: bool) -> list[Row]:
 
 
 def crowd_rows(count: int) -> list[Row]:
+    from tutor.bench.measure import median
     from tutor.bench.terminal import TUTOR, TUTOR_READY, crowd, session
 
-    alone = session(TUTOR, TUTOR_READY, False, 0)
+    alone = [session(TUTOR, TUTOR_READY, False, 0) for _ in range(3)]
+    alone_rss, alone_first = median([a.rss for a in alone]), median([a.first_screen for a in alone])
+    one_cpu = median([a.first_screen_cpu for a in alone])  # CPU seconds of one start, spawn to first screen
     class_ = crowd(count)
     shared = 1 - class_.weights_pss / class_.weights_rss if class_.weights_rss else 0.0
+    pss_limit = 1.0e9 * count / 30  # 1.0 GB for a class of 30
+    cores = os.cpu_count() or 1
+    fair = count * one_cpu / cores  # every start's CPU shared out over the cores, nothing lost to the crowding
     return [
         Row(
             f"{count} tutors started at once in ptys: total memory",
             f"RSS {class_.rss / MB:,.0f} MB, PSS {class_.pss / MB:,.0f} MB",
-            f"{count} × one alone: RSS {count * alone.rss / MB:,.0f} MB",
-            class_.pss / (count * alone.rss),
-            "",
-            None,
+            f"{count} × one alone: RSS {count * alone_rss / MB:,.0f} MB",
+            class_.pss / (count * alone_rss),
+            f"PSS ≤ {pss_limit / 1e9:.2g} GB" + ("" if count == 30 else " (1.0 GB for 30)"),
+            class_.pss <= pss_limit,
         ),
         Row(
             f"{count} tutors: the weights file (tiny.safetensors, memory-mapped)",
@@ -281,11 +287,11 @@ def crowd_rows(count: int) -> list[Row]:
         ),
         Row(
             f"{count} tutors: slowest start → first screen",
-            f"{class_.slowest_first_screen:.1f} s",
-            f"one alone {alone.first_screen:.2f} s",
-            class_.slowest_first_screen / alone.first_screen,
-            "",
-            None,
+            f"{class_.slowest_first_screen:.1f} s (CPU per start: median {median(class_.first_screen_cpu):.2f} s)",
+            f"{count} × one start's CPU {one_cpu:.2f} s ÷ {cores} cores = {fair:.1f} s (alone: {alone_first:.2f} s)",
+            class_.slowest_first_screen / fair,
+            "≤ 1.5×",
+            class_.slowest_first_screen <= 1.5 * fair,
         ),
     ]
 

@@ -236,6 +236,15 @@ class MainScreen(Screen[None]):
         yield Static(id="too-small")
         yield TutorFooter(compact=True)
 
+    async def panels_settled(self) -> None:
+        """Before the first frame: the panel asked for (a lesson's) mounted, shown and drawn."""
+        await self.query_one("#panels", PanelSwitcher).settled()
+        self.panel_switched()
+
+    def mount_hidden_panels(self) -> None:
+        """After the first frame: the panels not in view, so that each is whole when first shown."""
+        self.query_one("#panels", PanelSwitcher).mount_hidden()
+
     def panel_labels(self) -> dict[str, str]:
         return {panel: t(panel, self.lang) for panel in PANELS[1:]}  # "tokens" is always in view, not a tab
 
