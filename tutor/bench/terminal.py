@@ -77,6 +77,18 @@ def _plain(data: bytearray) -> bytes:
     return re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", bytes(data))
 
 
+def compile_sources() -> None:
+    """The .pyc files an installed tutor has (pip writes them): without them, as under PYTHONDONTWRITEBYTECODE=1,
+    every start compiles tutor/ and model/ again (~0.1 s), which the minimal app, all in site-packages, never does."""
+    import compileall
+
+    import model
+    import tutor
+
+    for package in (tutor, model):
+        compileall.compile_dir(Path(package.__file__).parent, quiet=1)
+
+
 def spawn(command: list[str], size: tuple[int, int], truecolor: bool, state: Path) -> Terminal:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
@@ -133,6 +145,7 @@ class Session:
 
 def session(command: list[str], ready: tuple[bytes, ...], truecolor: bool, steps: int, size=(120, 40)) -> Session:
     """Start one app, wait for its first screen, press ↓ `steps` times then ↑ as often, one key at a time."""
+    compile_sources()
     with tempfile.TemporaryDirectory() as state:
         terminal = spawn(command, size, truecolor, Path(state))
         try:
@@ -162,6 +175,7 @@ class Crowd:
 
 def crowd(count: int, size=(120, 40), weights: str = "tiny.safetensors") -> Crowd:
     """`count` tutors started in ptys at once (a class on one lab machine), measured once all drew."""
+    compile_sources()
     with tempfile.TemporaryDirectory() as root:
         terminals = []
         try:

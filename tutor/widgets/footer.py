@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
@@ -22,7 +23,20 @@ class TutorFooter(Footer):
     "^p 命令面板"). The keys left out are in the help (F1) and in the command palette.
     """
 
+    _recompose_queued = False
+
+    def bindings_changed(self, screen: Screen) -> None:
+        """As Textual's, but one recompose for any number of changes before it runs: the start changes the
+        bindings five times (mount, focus, language, size), and each recompose mounted every key again."""
+        self._bindings_ready = True
+        if not screen.app.app_focus:
+            return
+        if self.is_attached and screen is self.screen and not self._recompose_queued:
+            self._recompose_queued = True
+            self.call_after_refresh(self.recompose)
+
     async def recompose(self) -> None:
+        self._recompose_queued = False  # a change from here on needs another
         await super().recompose()
         self.fit_keys()
 
