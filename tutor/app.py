@@ -151,7 +151,7 @@ class TutorApp(App[None]):
         super()._display(screen, self.screen_model.frame_for(self, renderable))
         if not self._first_frame_drawn and renderable is not None and not self._batch_count and screen is self.main:
             self._first_frame_drawn = True
-            self.call_later(self.main.mount_hidden_panels)  # what is not in view waits for the first frame
+            self.call_later(self.main.first_frame_drawn)  # what is not in view waits for the first frame
 
     def action_redraw(self) -> None:
         """ctrl+l: draw every cell again (after a message from the system, say, wrote over the screen)."""
