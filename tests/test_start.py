@@ -51,6 +51,9 @@ async def test_a_code_line_is_drawn_in_colour_even_before_the_first_frame_is_don
         lesson._highlight = False  # as before the first frame
         lesson._lay_out(force=True)
         assert lesson._rendered.plain_code
+        assert len(lesson._rendered.lines) == len(coloured)  # with the app's styles too: only the code differs
+        for y, line in enumerate(lesson._rendered.lines):
+            assert y in lesson._rendered.plain_code or line == coloured[y]
         y = min(lesson._rendered.plain_code)
         lesson.scroll_to(y=y, animate=False, immediate=True)
         lesson.render_line(0)

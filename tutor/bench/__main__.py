@@ -215,19 +215,27 @@ def terminal_rows(quick: bool) -> list[Row]:
     from tutor.bench.terminal import MINIMAL, MINIMAL_READY, TUTOR, TUTOR_READY, session
 
     steps = 4 if quick else 26
+    starts = 1 if quick else 6  # first screens, the two apps in turn: one start is too noisy on a shared machine
     rows: list[Row] = []
     for truecolor in (False, True):
         colours = "truecolor" if truecolor else "256 colours"
         ours = session(TUTOR, TUTOR_READY, truecolor, steps)
         floor = session(MINIMAL, MINIMAL_READY, truecolor, steps)
+        ours_starts, floor_starts = [ours], [floor]
+        for _ in range(starts - 1):
+            ours_starts.append(session(TUTOR, TUTOR_READY, truecolor, 0))
+            floor_starts.append(session(MINIMAL, MINIMAL_READY, truecolor, 0))
+        first, floor_first = [s.first_screen for s in ours_starts], [s.first_screen for s in floor_starts]
+        cpu = median([s.first_screen_cpu for s in ours_starts])
+        ratio = median(first) / median(floor_first)
         rows.append(
             Row(
-                f"start → first screen drawn, 120×40, {colours} (pty)",
-                f"{ours.first_screen:.2f} s",
-                f"minimal Textual app {floor.first_screen:.2f} s",
-                ours.first_screen / floor.first_screen,
-                "≤ 1.5× minimal",
-                ours.first_screen <= 1.5 * floor.first_screen,
+                f"start → first screen drawn, 120×40, {colours} (pty, {len(first)} starts each)",
+                f"{spread_text(first, 1, 2, 's')} (CPU median {cpu:.2f} s)",
+                f"minimal Textual app {spread_text(floor_first, 1, 2, 's')}",
+                ratio,
+                "median ≤ 1.5× minimal",
+                ratio <= 1.5,
             )
         )
         mean = sum(ours.step_bytes) / len(ours.step_bytes)
