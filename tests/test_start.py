@@ -42,23 +42,21 @@ def test_the_plain_render_has_the_highlighted_lines(width: int) -> None:
     assert code_lines > 0  # the lessons quote code, and it is coloured
 
 
-async def test_a_code_line_is_drawn_in_colour_even_before_the_first_frame_is_done(store) -> None:
+async def test_a_code_line_is_never_drawn_without_its_colours(store) -> None:
     app = make_app(store, content_dir())
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         lesson = app.main.query_one(LessonView)
-        coloured = list(lesson._rendered.lines)
-        lesson._highlight = False  # as before the first frame
-        lesson._lay_out(force=True)
-        assert lesson._rendered.plain_code
-        assert len(lesson._rendered.lines) == len(coloured)  # with the app's styles too: only the code differs
-        for y, line in enumerate(lesson._rendered.lines):
-            assert y in lesson._rendered.plain_code or line == coloured[y]
-        y = min(lesson._rendered.plain_code)
-        lesson.scroll_to(y=y, animate=False, immediate=True)
-        lesson.render_line(0)
-        assert lesson._highlight and not lesson._rendered.plain_code
-        assert lesson._rendered.lines == coloured
+        plain = lesson._rendered
+        assert plain.plain_code and not lesson._highlight  # lesson 1's first screen shows no code: not yet coloured
+        lesson.scroll_to(y=min(plain.plain_code), animate=False, immediate=True)
+        await settle(pilot)  # drawn: coloured first
+        coloured = lesson._rendered
+        assert lesson._highlight and not coloured.plain_code
+        assert len(coloured.lines) == len(plain.lines)  # with the app's styles too: only the code's colours differ
+        for y, line in enumerate(plain.lines):
+            assert y in plain.plain_code or line == coloured.lines[y]
+        assert any(plain.lines[y] != coloured.lines[y] for y in plain.plain_code)
 
 
 class Pane(Vertical):

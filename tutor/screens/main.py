@@ -242,10 +242,9 @@ class MainScreen(Screen[None]):
         self.panel_switched()
 
     def first_frame_drawn(self) -> None:
-        """What need not be in the first frame: the panels not in view (mounted now, so that each is whole when
-        first shown), the colours of the lesson's code further down."""
+        """What need not be in the first frame: the panels not in view, mounted now so that each is whole when
+        first shown. (The lesson's code is highlighted when it first comes into view: see LessonView.)"""
         self.query_one("#panels", PanelSwitcher).mount_hidden()
-        self.query_one(LessonView).highlight()
 
     def panel_labels(self) -> dict[str, str]:
         return {panel: t(panel, self.lang) for panel in PANELS[1:]}  # "tokens" is always in view, not a tab

@@ -37,8 +37,22 @@ class TutorFooter(Footer):
 
     async def recompose(self) -> None:
         self._recompose_queued = False  # a change from here on needs another
+        shown = self._shown()
+        if shown is not None and shown == self._composed:
+            return  # the same keys (a focus change, a panel mounted): mounting them all again would only cost
+        self._composed = shown
         await super().recompose()
         self.fit_keys()
+        self.call_after_refresh(self.fit_keys)  # again once the new keys have their styles (compact: less padding)
+
+    _composed: object = None  # what the keys shown were composed from
+
+    def _shown(self) -> object:
+        """Everything Footer.compose reads: the screen's active bindings, with whether each is enabled."""
+        if not self._bindings_ready:
+            return None
+        bindings = tuple((b, enabled, tip) for _, b, enabled, tip in self.screen.active_bindings.values())
+        return self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE, self.compact, bindings
 
     def on_resize(self) -> None:
         self.fit_keys()

@@ -82,8 +82,8 @@ class LessonView(QuietScrollView, can_focus=True):
         self._rendered_width = -1
         self._rendered_styles: dict[str, Style] = {}
         self._strips: dict[int, Strip] = {}
-        # code blocks in colour: not before the first frame (their lexer takes ~20 ms to build), and at once if
-        # one is to be drawn before that (render_line)
+        # code blocks in colour from the first time one is to be drawn (render_line): their lexer takes ~20 ms to
+        # build, and a lesson's first screen seldom shows code (nor does a class starting thirty tutors at once)
         self._highlight = False
         self.lesson_id: str | None = None  # of the lesson shown
         self.end_seen = True  # its last line has been in view (nothing shown yet: nothing to report)
@@ -149,7 +149,7 @@ class LessonView(QuietScrollView, can_focus=True):
         self.watch(self.app, "theme", lambda _theme: self.call_after_refresh(self._render_if_restyled), init=False)
 
     def highlight(self) -> None:
-        """The code blocks highlighted from now on (after the first frame)."""
+        """The code blocks highlighted from now on."""
         if not self._highlight:
             self._highlight = True
             if self._rendered.plain_code:
