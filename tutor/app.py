@@ -122,6 +122,7 @@ class TutorApp(App[None]):
         self.main = MainScreen(gpt, lang)
         self.screen_model = ScreenModel()  # what the terminal shows: only changed cells are sent
         self.collector: IdleCollector | None = None  # full garbage-collector passes between keys (on_mount)
+        self._first_frame_drawn = False
         self.localize_palette_key()
 
     # -- the command palette, in the learner's language -----------------------------------------
@@ -148,6 +149,9 @@ class TutorApp(App[None]):
     def _display(self, screen: Screen[Any], renderable: RenderableType | None) -> None:
         """Every frame goes through the screen model, which keeps only the cells that changed."""
         super()._display(screen, self.screen_model.frame_for(self, renderable))
+        if not self._first_frame_drawn and renderable is not None and not self._batch_count and screen is self.main:
+            self._first_frame_drawn = True
+            self.call_later(self.main.first_frame_drawn)  # what is not in view waits for the first frame
 
     def action_redraw(self) -> None:
         """ctrl+l: draw every cell again (after a message from the system, say, wrote over the screen)."""
@@ -199,6 +203,7 @@ class TutorApp(App[None]):
                 self.notify(self._progress_notice, severity="warning", timeout=10)
             start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
             await self.open_lesson(start, resume=True)
+            await self.main.panels_settled()
         self.main.refresh(layout=True)
         # what start-up built stays for the whole session: out of the collector's full passes, which would
         # otherwise walk it all and stall a keystroke now and then (~60 ms each)

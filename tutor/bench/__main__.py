@@ -249,19 +249,27 @@ def terminal_rows(quick: bool) -> list[Row]:
     from tutor.bench.terminal import MINIMAL, MINIMAL_READY, TUTOR, TUTOR_READY, session
 
     steps = 4 if quick else 26
+    starts = 1 if quick else 6  # first screens, the two apps in turn: one start is too noisy on a shared machine
     rows: list[Row] = []
     for truecolor in (False, True):
         colours = "truecolor" if truecolor else "256 colours"
         ours = session(TUTOR, TUTOR_READY, truecolor, steps)
         floor = session(MINIMAL, MINIMAL_READY, truecolor, steps)
+        ours_starts, floor_starts = [ours], [floor]
+        for _ in range(starts - 1):
+            ours_starts.append(session(TUTOR, TUTOR_READY, truecolor, 0))
+            floor_starts.append(session(MINIMAL, MINIMAL_READY, truecolor, 0))
+        first, floor_first = [s.first_screen for s in ours_starts], [s.first_screen for s in floor_starts]
+        cpu = median([s.first_screen_cpu for s in ours_starts])
+        ratio = median(first) / median(floor_first)
         rows.append(
             Row(
-                f"start → first screen drawn, 120×40, {colours} (pty)",
-                f"{ours.first_screen:.2f} s",
-                f"minimal Textual app {floor.first_screen:.2f} s",
-                ours.first_screen / floor.first_screen,
-                "≤ 0.6 s",
-                ours.first_screen <= 0.6,
+                f"start → first screen drawn, 120×40, {colours} (pty, {len(first)} starts each)",
+                f"{spread_text(first, 1, 2, 's')} (CPU median {cpu:.2f} s)",
+                f"minimal Textual app {spread_text(floor_first, 1, 2, 's')}",
+                ratio,
+                "median ≤ 1.5× minimal",
+                ratio <= 1.5,
             )
         )
         mean = sum(ours.step_bytes) / len(ours.step_bytes)
@@ -291,19 +299,25 @@ def terminal_rows(quick: bool) -> list[Row]:
 
 
 def crowd_rows(count: int) -> list[Row]:
+    from tutor.bench.measure import median
     from tutor.bench.terminal import TUTOR, TUTOR_READY, crowd, session
 
-    alone = session(TUTOR, TUTOR_READY, False, 0)
+    alone = [session(TUTOR, TUTOR_READY, False, 0) for _ in range(3)]
+    alone_rss, alone_first = median([a.rss for a in alone]), median([a.first_screen for a in alone])
+    one_cpu = median([a.first_screen_cpu for a in alone])  # CPU seconds of one start, spawn to first screen
     class_ = crowd(count)
     shared = 1 - class_.weights_pss / class_.weights_rss if class_.weights_rss else 0.0
+    pss_limit = 1.0e9 * count / 30  # 1.0 GB for a class of 30
+    cores = os.cpu_count() or 1
+    fair = count * one_cpu / cores  # every start's CPU shared out over the cores, nothing lost to the crowding
     return [
         Row(
             f"{count} tutors started at once in ptys: total memory",
             f"RSS {class_.rss / MB:,.0f} MB, PSS {class_.pss / MB:,.0f} MB",
-            f"{count} × one alone: RSS {count * alone.rss / MB:,.0f} MB",
-            class_.pss / (count * alone.rss),
-            "",
-            None,
+            f"{count} × one alone: RSS {count * alone_rss / MB:,.0f} MB",
+            class_.pss / (count * alone_rss),
+            f"PSS ≤ {pss_limit / 1e9:.2g} GB" + ("" if count == 30 else " (1.0 GB for 30)"),
+            class_.pss <= pss_limit,
         ),
         Row(
             f"{count} tutors: the weights file (tiny.safetensors, memory-mapped)",
@@ -315,11 +329,11 @@ def crowd_rows(count: int) -> list[Row]:
         ),
         Row(
             f"{count} tutors: slowest start → first screen",
-            f"{class_.slowest_first_screen:.1f} s",
-            f"one alone {alone.first_screen:.2f} s",
-            class_.slowest_first_screen / alone.first_screen,
-            "",
-            None,
+            f"{class_.slowest_first_screen:.1f} s (CPU per start: median {median(class_.first_screen_cpu):.2f} s)",
+            f"{count} × one start's CPU {one_cpu:.2f} s ÷ {cores} cores = {fair:.1f} s (alone: {alone_first:.2f} s)",
+            class_.slowest_first_screen / fair,
+            "≤ 1.5×",
+            class_.slowest_first_screen <= 1.5 * fair,
         ),
     ]
 

@@ -38,6 +38,7 @@ class Terminal:
     started: float
     output: bytearray = field(default_factory=bytearray)
     first_screen: float | None = None  # seconds from start to the end of the first full frame
+    first_screen_cpu: float | None = None  # the process's CPU seconds (user + system) by then
 
     def pump(self, ready: tuple[bytes, ...]) -> int:
         """Read what is waiting; returns the byte count. Notes when the first full screen is complete."""
@@ -49,6 +50,7 @@ class Terminal:
         # Textual writes a frame with one write(), so the read that completes the markers ends the frame
         if self.first_screen is None and all(marker in _plain(self.output) for marker in ready):
             self.first_screen = time.perf_counter() - self.started
+            self.first_screen_cpu = cpu_time(self.process.pid)
         return len(chunk)
 
     def close(self) -> None:
@@ -62,9 +64,29 @@ class Terminal:
         os.close(self.master)
 
 
+def cpu_time(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a running process has used so far, from /proc/PID/stat."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
+    utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5), in clock ticks
+    return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
 def _plain(data: bytearray) -> bytes:
     """The text without escape sequences (markers may be split by style changes)."""
     return re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", bytes(data))
+
+
+def compile_sources() -> None:
+    """The .pyc files an installed tutor has (pip writes them): without them, as under PYTHONDONTWRITEBYTECODE=1,
+    every start compiles tutor/ and model/ again (~0.1 s), which the minimal app, all in site-packages, never does."""
+    import compileall
+
+    import model
+    import tutor
+
+    for package in (tutor, model):
+        compileall.compile_dir(Path(package.__file__).parent, quiet=1)
 
 
 def spawn(command: list[str], size: tuple[int, int], truecolor: bool, state: Path) -> Terminal:
@@ -115,6 +137,7 @@ def wait_for_first_screen(terminals: list[Terminal], ready: tuple[bytes, ...], t
 @dataclass
 class Session:
     first_screen: float  # seconds
+    first_screen_cpu: float  # CPU seconds of the process until then
     step_bytes: list[int]  # bytes written for each step key
     rss: int  # bytes, after the keys
     pss: int
@@ -122,6 +145,7 @@ class Session:
 
 def session(command: list[str], ready: tuple[bytes, ...], truecolor: bool, steps: int, size=(120, 40)) -> Session:
     """Start one app, wait for its first screen, press ↓ `steps` times then ↑ as often, one key at a time."""
+    compile_sources()
     with tempfile.TemporaryDirectory() as state:
         terminal = spawn(command, size, truecolor, Path(state))
         try:
@@ -132,8 +156,8 @@ def session(command: list[str], ready: tuple[bytes, ...], truecolor: bool, steps
                 os.write(terminal.master, key)
                 step_bytes.append(pump_all([terminal], ready, 3, until_quiet=0.25))
             rss, pss = memory(terminal.process.pid)
-            assert terminal.first_screen is not None
-            return Session(terminal.first_screen, step_bytes, rss, pss)
+            assert terminal.first_screen is not None and terminal.first_screen_cpu is not None
+            return Session(terminal.first_screen, terminal.first_screen_cpu, step_bytes, rss, pss)
         finally:
             terminal.close()
 
@@ -146,10 +170,12 @@ class Crowd:
     weights_rss: int  # total bytes of the weights file resident, counted in every process
     weights_pss: int  # the same, shared pages split
     slowest_first_screen: float
+    first_screen_cpu: list[float]  # each process's CPU seconds until its first screen
 
 
 def crowd(count: int, size=(120, 40), weights: str = "tiny.safetensors") -> Crowd:
     """`count` tutors started in ptys at once (a class on one lab machine), measured once all drew."""
+    compile_sources()
     with tempfile.TemporaryDirectory() as root:
         terminals = []
         try:
@@ -165,7 +191,8 @@ def crowd(count: int, size=(120, 40), weights: str = "tiny.safetensors") -> Crow
                 wr, wp = mapping_memory(terminal.process.pid, weights)
                 rss, pss, weights_rss, weights_pss = rss + r, pss + p, weights_rss + wr, weights_pss + wp
             slowest = max(t.first_screen or 0.0 for t in terminals)
-            return Crowd(count, rss, pss, weights_rss, weights_pss, slowest)
+            cpu = [t.first_screen_cpu or 0.0 for t in terminals]
+            return Crowd(count, rss, pss, weights_rss, weights_pss, slowest, cpu)
         finally:
             for terminal in terminals:
                 terminal.close()

@@ -14,14 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rich.console import Console, RenderResult
-from rich.markdown import Heading, Markdown
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import CodeBlock, Heading, Markdown
 from rich.segment import Segment
 from rich.style import Style
+from rich.styled import Styled
+from rich.syntax import Syntax
 from rich.text import Text
 from rich.theme import Theme
 
 _HEADING_MARK = "lesson_heading"
+_CODE_MARK = "lesson_code"
 
 
 class _LeftHeading(Heading):
@@ -34,17 +37,33 @@ class _LeftHeading(Heading):
         yield text
 
 
+class _PlainCodeBlock(CodeBlock):
+    """A code block in the code block's own colours but not highlighted, each line marked: the same lines as
+    the highlighted block (the same text wraps the same way), without building the lexer."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        syntax = Syntax(code, "text", theme=self.theme, word_wrap=True, padding=1)
+        yield Styled(syntax, Style.from_meta({_CODE_MARK: True}))
+
+
 class _LessonMarkdown(Markdown):
     elements = {**Markdown.elements, "heading_open": _LeftHeading}
 
 
+class _PlainCodeMarkdown(_LessonMarkdown):
+    elements = {**_LessonMarkdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
+
+
 @dataclass
 class RenderedLesson:
-    """Lines of one width; `headings` as (text, line), `links` the targets `follow(n)` names."""
+    """Lines of one width; `headings` as (text, line), `links` the targets `follow(n)` names, `plain_code` the
+    lines of code blocks rendered without highlighting (`render_markdown(highlight=False)`)."""
 
     lines: list[list[Segment]]
     headings: list[tuple[str, int]] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
+    plain_code: set[int] = field(default_factory=set)
 
 
 def render_markdown(
@@ -54,13 +73,16 @@ def render_markdown(
     styles: Mapping[str, Style],
     code_theme: str,
     before: list[Text] | None = None,
+    highlight: bool = True,
 ) -> RenderedLesson:
     """`markdown` wrapped to `width` cells, under `before` (lines such as the title), with `styles`
-    (Rich's `markdown.*` names) in place of Rich's defaults."""
+    (Rich's `markdown.*` names) in place of Rich's defaults. Without `highlight` the code blocks are not
+    highlighted (Pygments builds a lexer's ~100 patterns first, ~20 ms) and their lines are in `plain_code`."""
     options = console.options.update_width(max(1, width))
+    kind = _LessonMarkdown if highlight else _PlainCodeMarkdown
     with console.use_theme(Theme(dict(styles), inherit=True)):
         lines = console.render_lines(Text("\n").join(before), options) if before else []
-        lines += console.render_lines(_LessonMarkdown(markdown, code_theme=code_theme, hyperlinks=True), options)
+        lines += console.render_lines(kind(markdown, code_theme=code_theme, hyperlinks=True), options)
     return _mark_links_and_headings(lines)
 
 
@@ -84,6 +106,8 @@ def _mark_links_and_headings(lines: list[list[Segment]]) -> RenderedLesson:
                 heading = style.meta.get(_HEADING_MARK)
                 if heading and not any(line_y == y for _, line_y in rendered.headings):
                     rendered.headings.append((heading, y))
+                if style.meta.get(_CODE_MARK):
+                    rendered.plain_code.add(y)
             out.append(segment)
         rendered.lines.append(out)
     return rendered

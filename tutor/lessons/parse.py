@@ -6,6 +6,7 @@ what is wrong becomes a warning on the lesson (file and line), so the app can st
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
@@ -92,6 +93,7 @@ def blocks_in(text: str) -> list[Block]:
     return blocks
 
 
+@functools.cache  # loading checks every lesson's quotes, and showing a lesson quotes its own again: the same source
 def resolve_code(reference: str) -> tuple[str, str]:
     """`model.norm.layer_norm` → (its file relative to the package root, its source). Only `model.*`."""
     reference = reference.strip()

@@ -240,6 +240,16 @@ class MainScreen(Screen[None]):
         yield Static(id="too-small")
         yield TutorFooter(compact=True)
 
+    async def panels_settled(self) -> None:
+        """Before the first frame: the panel asked for (a lesson's) mounted, shown and drawn."""
+        await self.query_one("#panels", PanelSwitcher).settled()
+        self.panel_switched()
+
+    def first_frame_drawn(self) -> None:
+        """What need not be in the first frame: the panels not in view, mounted now so that each is whole when
+        first shown. (The lesson's code is highlighted when it first comes into view: see LessonView.)"""
+        self.query_one("#panels", PanelSwitcher).mount_hidden()
+
     def panel_labels(self) -> dict[str, str]:
         return {panel: t(panel, self.lang) for panel in PANELS[1:]}  # "tokens" is always in view, not a tab
 

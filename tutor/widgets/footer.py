@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
@@ -22,9 +23,36 @@ class TutorFooter(Footer):
     "^p 命令面板"). The keys left out are in the help (F1) and in the command palette.
     """
 
+    _recompose_queued = False
+
+    def bindings_changed(self, screen: Screen) -> None:
+        """As Textual's, but one recompose for any number of changes before it runs: the start changes the
+        bindings five times (mount, focus, language, size), and each recompose mounted every key again."""
+        self._bindings_ready = True
+        if not screen.app.app_focus:
+            return
+        if self.is_attached and screen is self.screen and not self._recompose_queued:
+            self._recompose_queued = True
+            self.call_after_refresh(self.recompose)
+
     async def recompose(self) -> None:
+        self._recompose_queued = False  # a change from here on needs another
+        shown = self._shown()
+        if shown is not None and shown == self._composed:
+            return  # the same keys (a focus change, a panel mounted): mounting them all again would only cost
+        self._composed = shown
         await super().recompose()
         self.fit_keys()
+        self.call_after_refresh(self.fit_keys)  # again once the new keys have their styles (compact: less padding)
+
+    _composed: object = None  # what the keys shown were composed from
+
+    def _shown(self) -> object:
+        """Everything Footer.compose reads: the screen's active bindings, with whether each is enabled."""
+        if not self._bindings_ready:
+            return None
+        bindings = tuple((b, enabled, tip) for _, b, enabled, tip in self.screen.active_bindings.values())
+        return self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE, self.compact, bindings
 
     def on_resize(self) -> None:
         self.fit_keys()

@@ -82,6 +82,9 @@ class LessonView(QuietScrollView, can_focus=True):
         self._rendered_width = -1
         self._rendered_styles: dict[str, Style] = {}
         self._strips: dict[int, Strip] = {}
+        # code blocks in colour from the first time one is to be drawn (render_line): their lexer takes ~20 ms to
+        # build, and a lesson's first screen seldom shows code (nor does a class starting thirty tutors at once)
+        self._highlight = False
         self.lesson_id: str | None = None  # of the lesson shown
         self.end_seen = True  # its last line has been in view (nothing shown yet: nothing to report)
 
@@ -145,6 +148,13 @@ class LessonView(QuietScrollView, can_focus=True):
         # the colours are baked into the lines: a new theme draws them again, once its styles are in place
         self.watch(self.app, "theme", lambda _theme: self.call_after_refresh(self._render_if_restyled), init=False)
 
+    def highlight(self) -> None:
+        """The code blocks highlighted from now on."""
+        if not self._highlight:
+            self._highlight = True
+            if self._rendered.plain_code:
+                self._lay_out(force=True)  # the same lines: only the code's colours change
+
     def _render_if_restyled(self) -> None:
         if self._styles() != self._rendered_styles:
             self._lay_out(force=True)
@@ -157,7 +167,9 @@ class LessonView(QuietScrollView, can_focus=True):
         styles = self._styles()
         before = [Text(text, style=self.get_component_rich_style(cls, partial=True)) for text, cls in self._before]
         code_theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-        self._rendered = render_markdown(self.app.console, self._markdown, width, styles, code_theme, before)
+        self._rendered = render_markdown(
+            self.app.console, self._markdown, width, styles, code_theme, before, highlight=self._highlight
+        )
         self._rendered_width, self._rendered_styles = width, styles
         self._strips.clear()
         self.virtual_size = Size(width, len(self._rendered.lines))
@@ -170,6 +182,8 @@ class LessonView(QuietScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         line = scroll_y + y
+        if line in self._rendered.plain_code:
+            self.highlight()  # never drawn without its colours
         width = self.scrollable_content_region.width
         if line >= len(self._rendered.lines):
             return Strip.blank(width, self.rich_style)

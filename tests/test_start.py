@@ -1,0 +1,109 @@
+"""What the start leaves for after the first frame is never seen unfinished: the code of a lesson drawn before its
+colours are in (they come after the first frame), a panel asked for before the hidden panels are mounted."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import make_app, settle
+from rich.console import Console
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from tutor.lessons.display import display_markdown
+from tutor.lessons.markdown import render_markdown
+from tutor.lessons.parse import load_lessons
+from tutor.panels.attention_panel import AttentionPanel
+from tutor.paths import content_dir
+from tutor.widgets.lesson_view import LessonView
+from tutor.widgets.panel_switcher import PanelSwitcher
+
+
+@pytest.mark.parametrize("width", [37, 101])
+def test_the_plain_render_has_the_highlighted_lines(width: int) -> None:
+    """Without highlighting, the same lines (the text wraps the same way), the same segments off the code, and
+    every line that differs marked as plain code."""
+    console = Console(width=200, color_system="truecolor", force_terminal=True)
+    code_lines = 0
+    for lesson in load_lessons("en"):
+        markdown = display_markdown(lesson)
+        coloured = render_markdown(console, markdown, width, {}, "ansi_dark", [Text("Lesson 1/2")])
+        plain = render_markdown(console, markdown, width, {}, "ansi_dark", [Text("Lesson 1/2")], highlight=False)
+        assert not coloured.plain_code
+        assert plain.lines and len(plain.lines) == len(coloured.lines)
+        assert ["".join(s.text for s in line) for line in plain.lines] == [
+            "".join(s.text for s in line) for line in coloured.lines
+        ]
+        assert (plain.headings, plain.links) == (coloured.headings, coloured.links)
+        differing = {y for y, (a, b) in enumerate(zip(plain.lines, coloured.lines, strict=True)) if a != b}
+        assert differing <= plain.plain_code
+        code_lines += len(differing)
+    assert code_lines > 0  # the lessons quote code, and it is coloured
+
+
+async def test_a_code_line_is_never_drawn_without_its_colours(store) -> None:
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        lesson = app.main.query_one(LessonView)
+        plain = lesson._rendered
+        assert plain.plain_code and not lesson._highlight  # lesson 1's first screen shows no code: not yet coloured
+        lesson.scroll_to(y=min(plain.plain_code), animate=False, immediate=True)
+        await settle(pilot)  # drawn: coloured first
+        coloured = lesson._rendered
+        assert lesson._highlight and not coloured.plain_code
+        assert len(coloured.lines) == len(plain.lines)  # with the app's styles too: only the code's colours differ
+        for y, line in enumerate(plain.lines):
+            assert y in plain.plain_code or line == coloured.lines[y]
+        assert any(plain.lines[y] != coloured.lines[y] for y in plain.plain_code)
+
+
+class Pane(Vertical):
+    """A panel whose content is composed, as the real panels' is."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"inside {self.id}", id=f"{self.id}-inside")
+
+
+class Panels(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.switched: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield PanelSwitcher({"one": "One", "two": "Two"}, Pane(id="one"), Pane(id="two"), id="panels")
+
+    def on_panel_switcher_switched(self, message: PanelSwitcher.Switched) -> None:
+        # what MainScreen.panel_switched draws: the panel must be whole by then
+        self.switched.append(message.panel)
+        assert self.query_one(f"#{message.panel}-inside", Static).is_mounted
+
+
+async def test_a_panel_asked_for_before_it_is_mounted_is_shown_once_whole() -> None:
+    app = Panels()
+    async with app.run_test() as pilot:
+        tabs = app.query_one(PanelSwitcher)
+        assert tabs.active == "one" and not app.query("#two")  # only the first is mounted with the switcher
+        tabs.active = "two"
+        assert tabs.active == "one"  # still mounting: the panel in view stays the whole one
+        await pilot.pause()
+        await tabs.settled()
+        assert tabs.active == "two" and app.query_one("#two").display
+        await pilot.pause()
+        assert app.switched == ["two"]
+        tabs.mount_hidden()  # nothing left to mount
+        tabs.active = "one"
+        assert tabs.active == "one"
+
+
+async def test_the_hidden_panels_are_mounted_after_the_first_frame(store) -> None:
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        tabs = app.main.query_one("#panels", PanelSwitcher)
+        assert not tabs._unmounted and not tabs._mounting
+        assert not app.main.query_one("#attention", AttentionPanel).display
+        await pilot.press("f6")  # the next panel, filled at once
+        await settle(pilot)
+        assert tabs.active == "layernorm"
