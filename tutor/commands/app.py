@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tutor.commands.common import fail
@@ -16,7 +17,8 @@ def run(args: argparse.Namespace) -> int:
         gpt = model.load(args.model or "tiny")
     except model.WeightsError as error:
         return fail(str(error))
-    if not sys.stdout.isatty() or not sys.stdin.isatty():
+    in_browser = os.environ.get("TEXTUAL_DRIVER", "").startswith("textual.drivers.web_driver")  # `tutor serve`'s tab
+    if not in_browser and (not sys.stdout.isatty() or not sys.stdin.isatty()):
         return fail("tutor needs a terminal; for plain output try: tutor trace TEXT")
     from tutor.app import TutorApp
 
