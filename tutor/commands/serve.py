@@ -81,7 +81,7 @@ def session_command(args: argparse.Namespace) -> str:
     words = [sys.executable, "-m", "tutor", "--lang", args.lang]
     if args.model:
         words += ["--model", args.model]
-    return shlex.join(words)
+    return "exec " + shlex.join(words)  # the shell becomes the tutor: one process a tab
 
 
 def url(host: str, port: int, token: str) -> str:

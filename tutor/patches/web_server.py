@@ -11,12 +11,13 @@
 - No access log (aiohttp's prints every query string, the token with it) and no banner (textual-serve's names
   the URL without its token); `tutor.commands.serve` prints the one line a learner needs.
 
-Overrides `Server._make_app`, `handle_index` and `on_startup`, reads `templates_path` and the template's names;
-tests/test_patched_names.py fails when those move.
+Overrides `Server._make_app`, `handle_index`, `on_startup` and `on_shutdown`, reads `templates_path` and the
+template's names; tests/test_patched_names.py fails when those move.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import re
@@ -47,7 +48,7 @@ LOCAL_FONTS = """<title>{{ application.name }}</title>
       }
     </style>"""
 FORBIDDEN = "403: Forbidden"
-SHUTDOWN_SECONDS = 3.0  # then open sessions are cancelled: each tells its tutor to quit (which saves progress)
+SHUTDOWN_SECONDS = 10.0  # for the sessions' tutors to save and quit
 
 
 class TemplateChanged(RuntimeError):
@@ -102,12 +103,31 @@ class TutorServer(Server):
     def __init__(self, command: str, host: str, port: int, token: str, title: str = "tutor") -> None:
         super().__init__(command, host=host, port=port, title=title)
         self.token = token
+        self.sessions: set[asyncio.Task[Any]] = set()  # the websocket handlers: one tutor each
+
+    @web.middleware
+    async def track_sessions(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.match_info.route.name != "websocket":
+            return await handler(request)
+        task = asyncio.current_task()
+        assert task is not None
+        self.sessions.add(task)
+        try:
+            return await handler(request)
+        finally:
+            self.sessions.discard(task)
+
+    async def on_shutdown(self, app: web.Application) -> None:
+        """End every session now, not after aiohttp's shutdown timeout: a cancelled session closes its websocket
+        and tells its tutor to quit, which saves the learner's progress."""
+        for task in self.sessions:
+            task.cancel()
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
         upstream = (Path(self.templates_path) / TEMPLATE).read_text(encoding="utf-8")
         aiohttp_jinja2.setup(app, loader=jinja2.DictLoader({TEMPLATE: local_page(upstream)}))
-        app.middlewares.append(token_guard(self.token))
+        app.middlewares.extend([token_guard(self.token), self.track_sessions])
         return app
 
     async def on_startup(self, app: web.Application) -> None:
