@@ -5,7 +5,8 @@
   nothing else, and starts no tutor. The first page load trades the token for an HttpOnly, SameSite=Strict
   cookie and drops it from the address bar (and the browser's history).
 - The page loads nothing from elsewhere: textual-serve's template asks Google Fonts for Roboto Mono, which its
-  own static folder holds; the page served is that template with the link replaced by local @font-face rules.
+  own static folder holds; the page served is that template with the link replaced by local @font-face rules
+  (and a script that gives the terminal the keyboard: typing did nothing until a click).
 - The page's websocket address is the host the browser asked for, not the one the server bound: through
   `ssh -L 9000:127.0.0.1:8000` the browser is at localhost:9000 and its cookie is for that host.
 - No access log (aiohttp's prints every query string, the token with it) and no banner (textual-serve's names
@@ -32,7 +33,7 @@ from textual_serve.server import Server, to_int
 
 TEMPLATE = "app_index.html"
 FONTS_LINK = re.compile(r"<link\b[^>]*https://fonts\.googleapis\.com/[^>]*>")  # the one remote load in the page
-LOCAL_FONTS = """<title>{{ application.name }}</title>
+LOCAL_HEAD = """<title>{{ application.name }}</title>
     <style>
       @font-face {
         font-family: "Roboto Mono";
@@ -46,7 +47,20 @@ LOCAL_FONTS = """<title>{{ application.name }}</title>
         font-weight: 100 700;
         src: url("{{ config.static.url }}fonts/RobotoMono-Italic-VariableFont_wght.ttf") format("truetype");
       }
-    </style>"""
+    </style>
+    <script>
+      // The terminal takes the keyboard once the tutor has drawn: textual-serve leaves the focus on the page, and
+      // what the learner typed went nowhere until a click.
+      document.addEventListener("DOMContentLoaded", () => {
+        new MutationObserver((_, observer) => {
+          const keyboard = document.querySelector(".xterm-helper-textarea");
+          if (keyboard && document.body.classList.contains("-first-byte")) {
+            observer.disconnect();
+            keyboard.focus();
+          }
+        }).observe(document.body, { attributes: true, attributeFilter: ["class"] });
+      });
+    </script>"""
 FORBIDDEN = "403: Forbidden"
 SHUTDOWN_SECONDS = 10.0  # for the sessions' tutors to save and quit
 
@@ -56,8 +70,9 @@ class TemplateChanged(RuntimeError):
 
 
 def local_page(upstream: str) -> str:
-    """textual-serve's page template with Google Fonts replaced by the fonts it ships in its static folder."""
-    page, replaced = FONTS_LINK.subn(lambda _: LOCAL_FONTS, upstream)
+    """textual-serve's page template with Google Fonts replaced by the fonts it ships in its static folder,
+    a title, and the keyboard on the terminal once it has drawn."""
+    page, replaced = FONTS_LINK.subn(lambda _: LOCAL_HEAD, upstream)
     if replaced != 1:
         raise TemplateChanged(f"textual-serve's {TEMPLATE} changed: tutor/patches/web_server.local_page must follow")
     return page
