@@ -8,19 +8,14 @@ The server itself is in tutor/patches/web_server.py.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import errno
-import ipaddress
-import secrets
 import shlex
-import signal
-import socket
 import sys
 from typing import TYPE_CHECKING
 
 from tutor.commands.common import fail
 from tutor.i18n import pick
+
+# asyncio and the rest are imported where they are used: every `tutor` start builds this module's parser
 
 if TYPE_CHECKING:
     from tutor.patches.web_server import TutorServer
@@ -67,6 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def is_loopback(host: str) -> bool:
     """Whether only this machine can reach `host`."""
+    import ipaddress
+
     if host == "localhost":
         return True
     try:
@@ -86,6 +83,8 @@ def session_command(args: argparse.Namespace) -> str:
 
 def url(host: str, port: int, token: str) -> str:
     """The address to open: a wildcard host is shown as the machine's name."""
+    import socket
+
     if host in {"", "0.0.0.0", "::"}:
         host = socket.gethostname()
     elif ":" in host:
@@ -96,6 +95,10 @@ def url(host: str, port: int, token: str) -> str:
 async def serve(server: TutorServer, lang: str) -> int:
     """Listen, print the URL, and serve until SIGINT, SIGTERM or SIGHUP; then close every session (each tutor
     is told to quit, which saves its progress)."""
+    import asyncio
+    import errno
+    import signal
+
     try:
         runner = await server.start()
     except OSError as error:
@@ -120,6 +123,10 @@ async def serve(server: TutorServer, lang: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import contextlib
+    import secrets
+
     try:
         from tutor.patches.web_server import TutorServer
     except ImportError as error:
