@@ -225,3 +225,11 @@ async def test_the_token_is_in_no_log_record(caplog: pytest.LogCaptureFixture) -
     finally:
         await runner.cleanup()
     assert not [record for record in caplog.records if TOKEN in record.getMessage()]
+
+
+@needs_web
+def test_an_address_it_cannot_listen_on_is_one_line_and_a_failing_exit(tmp_path: Path) -> None:
+    with serving(tmp_path, "--host", "no-such-host.invalid") as (process, line):
+        out, err = process.communicate(timeout=60)
+    assert (process.returncode, line, out) == (1, "", "")
+    assert err.startswith("tutor: error: cannot listen on no-such-host.invalid:0: ") and err.count("\n") == 1

@@ -97,6 +97,7 @@ async def serve(server: TutorServer, lang: str) -> int:
     is told to quit, which saves its progress)."""
     import asyncio
     import errno
+    import os
     import signal
 
     try:
@@ -104,7 +105,9 @@ async def serve(server: TutorServer, lang: str) -> int:
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
             return fail(pick(WORDS, "in_use", lang, port=server.port, next=server.port + 1))
-        return fail(pick(WORDS, "cannot_listen", lang, host=server.host, port=server.port, reason=error.strerror))
+        # asyncio's message repeats the address; a name that does not resolve has only its own
+        reason = os.strerror(error.errno) if error.errno and error.errno > 0 else (error.strerror or str(error))
+        return fail(pick(WORDS, "cannot_listen", lang, host=server.host, port=server.port, reason=reason))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
