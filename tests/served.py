@@ -20,6 +20,19 @@ needs_web = pytest.mark.skipif(
 URL_LINE = re.compile(r"http://(?P<host>[^/\s]+):(?P<port>\d+)/\?token=(?P<token>[A-Za-z0-9_-]{32})$")
 
 
+def tutors_under(pid: int) -> list[int]:
+    """The processes `pid` started (one tutor a browser tab)."""
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def ended(pid: int) -> bool:
+    """Whether process `pid` is gone (or a zombie nobody reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 @contextmanager
 def serving(tmp_path: Path, *args: str, lang: str = "en") -> Iterator[tuple[subprocess.Popen[str], str]]:
     """`tutor --lang LANG serve --port 0 ARGS` in its own folder and progress folder; yields the process and the

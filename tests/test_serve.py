@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import http.cookiejar
+import os
 import re
 import shlex
 import signal
@@ -18,7 +19,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from served import URL_LINE, needs_web, serving
+from served import URL_LINE, ended, needs_web, serving, tutors_under
 
 from tutor.cli import main
 from tutor.commands.serve import is_loopback, session_command, url
@@ -233,3 +234,34 @@ def test_an_address_it_cannot_listen_on_is_one_line_and_a_failing_exit(tmp_path:
         out, err = process.communicate(timeout=60)
     assert (process.returncode, line, out) == (1, "", "")
     assert err.startswith("tutor: error: cannot listen on no-such-host.invalid:0: ") and err.count("\n") == 1
+
+
+@needs_web
+async def test_a_killed_server_leaves_no_tutor_behind(tmp_path: Path) -> None:
+    """SIGKILL gives the server no chance to tell its tutors to quit: the kernel hangs them up instead."""
+    import aiohttp
+
+    with serving(tmp_path) as (process, line):
+        found = URL_LINE.search(line)
+        assert found, line
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser:  # cookies for an IP
+            base = f"http://127.0.0.1:{found['port']}"
+            async with browser.get(f"{base}/?token={found['token']}") as page:
+                assert page.status == 200
+            async with browser.ws_connect(f"{base}/ws?width=120&height=40") as websocket:
+                drawn = 0
+                while drawn < 10_000:  # the tutor has started and drawn its first screen
+                    message = await websocket.receive(timeout=60)
+                    drawn += len(message.data) if message.type == aiohttp.WSMsgType.BINARY else 0
+                [tutor] = tutors_under(process.pid)
+                process.kill()
+                process.wait()
+                try:
+                    for _ in range(600):  # up to 30 s
+                        if ended(tutor):
+                            break
+                        await asyncio.sleep(0.05)
+                    assert ended(tutor)
+                finally:
+                    if not ended(tutor):
+                        os.kill(tutor, signal.SIGKILL)

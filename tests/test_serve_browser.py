@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from served import URL_LINE, needs_web, serving
+from served import URL_LINE, needs_web, serving, tutors_under
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
@@ -95,11 +95,6 @@ class Terminal:
                 pytest.fail(f"the page never showed {what}; it showed:\n{text}")
             time.sleep(0.1)
         return text
-
-
-def tutors_under(pid: int) -> list[int]:
-    """The processes `pid` started (one tutor a browser tab)."""
-    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 def png_size(path: Path) -> tuple[int, int]:
