@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import re
 
 import pytest
 import rich._wrap
@@ -204,4 +205,88 @@ def test_rich_style_meta_lessons_markdown_reads() -> None:
 def test_worker_manager_workers_the_bench_reads() -> None:
     assert isinstance(getattr(WorkerManager(App()), "_workers", None), set), (
         "Textual renamed WorkerManager._workers: tutor/bench/pilot.FrameClock.latency must follow"
+    )
+
+
+# -- web_server.py: textual-serve's Server, its page and its sessions (the `web` extra) -------------------------
+
+
+def test_textual_serve_server_is_what_web_server_overrides() -> None:
+    server_module = pytest.importorskip("textual_serve.server", reason='needs the web extra (pip install ".[web]")')
+    Server = server_module.Server
+    assert {"command", "host", "port", "title"} <= set(parameters(Server.__init__)), (
+        "textual-serve's Server.__init__ changed: tutor/patches/web_server.TutorServer passes command, host, port, "
+        "title"
+    )
+    for name, expected in (
+        ("_make_app", ["self"]),
+        ("handle_index", ["self", "request"]),
+        ("on_startup", ["self", "app"]),
+        ("on_shutdown", ["self", "app"]),
+    ):
+        assert parameters(getattr(Server, name)) == expected, (
+            f"textual-serve changed Server.{name}: tutor/patches/web_server.TutorServer overrides it"
+        )
+    source = " ".join(inspect.getsource(Server._make_app).split())
+    for fragment in (
+        "aiohttp_jinja2.setup(app",
+        "self.handle_index",
+        'name="websocket"',
+        'name="static"',
+        "app.on_startup.append(self.on_startup)",
+        "app.on_shutdown.append(self.on_shutdown)",
+        "return app",
+    ):
+        assert fragment in source, (
+            f"Server._make_app no longer does {fragment!r}: tutor/patches/web_server.TutorServer._make_app "
+            "(its page, its guard, its routes' names) must follow"
+        )
+    assert callable(getattr(server_module, "to_int", None)), "textual_serve.server.to_int is gone: web_server reads it"
+
+
+def test_textual_serve_page_is_what_web_server_rewrites() -> None:
+    server_module = pytest.importorskip("textual_serve.server", reason='needs the web extra (pip install ".[web]")')
+    import jinja2
+    import jinja2.meta
+
+    from tutor.patches.web_server import TEMPLATE, local_page
+
+    server = server_module.Server("true")
+    upstream = (server.templates_path / TEMPLATE).read_text(encoding="utf-8")
+    page = local_page(upstream)  # raises when the fonts link it replaces is gone
+    assert not re.findall(r'(?:href|src)="https?:|url\("?https?:|@import', page), (
+        f"textual-serve's {TEMPLATE} loads something else from another host: tutor/patches/web_server.local_page"
+    )
+    names = jinja2.meta.find_undeclared_variables(jinja2.Environment().parse(upstream))
+    assert names <= {"font_size", "app_websocket_url", "config", "application", "ping_url"}, (
+        f"textual-serve's {TEMPLATE} reads {names}: tutor/patches/web_server.TutorServer.handle_index must give them"
+    )
+    script = (server.statics_path / "js" / "textual.js").read_text(encoding="utf-8")
+    for fragment in ("dataset.sessionWebsocketUrl", '"-first-byte"', "xterm-helper-textarea"):
+        assert fragment in script, (
+            f"textual-serve's textual.js no longer has {fragment!r}: tutor/patches/web_server.LOCAL_HEAD's script "
+            "(and tests/test_serve_browser.py) must follow"
+        )
+
+
+def test_textual_serve_sessions_end_as_web_server_and_the_app_command_expect() -> None:
+    server_module = pytest.importorskip("textual_serve.server", reason='needs the web extra (pip install ".[web]")')
+    from textual.drivers.web_driver import WebDriver
+    from textual_serve.app_service import AppService
+
+    handler = " ".join(inspect.getsource(server_module.Server.handle_websocket).split())
+    assert "except asyncio.CancelledError:" in handler and "await app_service.stop()" in handler, (
+        "a cancelled session no longer stops its app: tutor/patches/web_server.TutorServer.on_shutdown cancels them"
+    )
+    assert '"type": "quit"' in inspect.getsource(AppService.stop), (
+        "AppService.stop no longer asks the app to quit: a closed tab may not save (tutor/patches/web_server.py)"
+    )
+    assert '"quit"' in inspect.getsource(WebDriver.on_meta), "Textual's web driver no longer quits on request"
+
+    async def nothing(*_: object) -> None:
+        return None
+
+    service = AppService("true", write_bytes=nothing, write_str=nothing, close=nothing, download_manager=None)
+    assert service._build_environment()["TEXTUAL_DRIVER"].startswith("textual.drivers.web_driver"), (
+        "textual-serve runs its apps with another driver: tutor/commands/app.py lets that one run without a terminal"
     )

@@ -12,7 +12,7 @@ import argparse
 import importlib
 from types import ModuleType
 
-COMMANDS = ("trace", "lessons", "train", "exercises", "progress")  # in the order `tutor --help` lists them
+COMMANDS = ("trace", "lessons", "train", "exercises", "progress", "serve")  # in the order `tutor --help` lists them
 DEFAULT = "app"  # no command: the app itself
 
 

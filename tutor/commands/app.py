@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tutor.commands.common import fail
@@ -16,8 +17,13 @@ def run(args: argparse.Namespace) -> int:
         gpt = model.load(args.model or "tiny")
     except model.WeightsError as error:
         return fail(str(error))
-    if not sys.stdout.isatty() or not sys.stdin.isatty():
+    in_browser = os.environ.get("TEXTUAL_DRIVER", "").startswith("textual.drivers.web_driver")  # `tutor serve`'s tab
+    if not in_browser and (not sys.stdout.isatty() or not sys.stdin.isatty()):
         return fail("tutor needs a terminal; for plain output try: tutor trace TEXT")
+    if in_browser:
+        from tutor.patches.parent_death import hang_up_with_parent
+
+        hang_up_with_parent()  # a killed server leaves no tutor behind (it saves and leaves on SIGHUP)
     from tutor.app import TutorApp
 
     TutorApp(gpt, args.lang, resume_model=args.model is None).run()

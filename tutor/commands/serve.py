@@ -1,0 +1,149 @@
+"""`tutor serve`: the same app in a browser tab (textual-serve, the optional `web` extra).
+
+Each browser tab runs its own `python -m tutor` (with the learner's --lang and --model), as the learner, on
+their progress file. The URL carries a random token: on a shared machine every user can reach 127.0.0.1.
+The server itself is in tutor/patches/web_server.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import TYPE_CHECKING
+
+from tutor.commands.common import fail
+from tutor.i18n import pick
+
+# asyncio and the rest are imported where they are used: every `tutor` start builds this module's parser
+
+if TYPE_CHECKING:
+    from tutor.patches.web_server import TutorServer
+
+HELP = "serve the tutor to a browser tab (needs the web extra); the URL it prints carries a token"
+DESCRIPTION = (
+    "Serve the same tutor to a web browser: every tab runs its own tutor, on your progress. Binds 127.0.0.1 by "
+    "default; the printed URL carries a random token, and a request without it is refused (403)."
+)
+DEFAULT_PORT = 8000
+DEFAULT_HOST = "127.0.0.1"
+WEB_EXTRA = {"textual_serve", "aiohttp", "aiohttp_jinja2", "jinja2"}  # what `pip install "tutor[web]"` brings
+TOKEN_BYTES = 24  # as Jupyter's: 192 random bits
+
+WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+    "no_extra": (
+        'tutor serve needs the web extra: pip install "tutor[web]" (in a checkout: pip install -e ".[web]")',
+        'tutor serve 需要 web 扩展：pip install "tutor[web]"（源码目录中：pip install -e ".[web]"）',
+    ),
+    "url": (
+        "Open in a browser (the token in it is your key; Ctrl+C stops): {url}",
+        "在浏览器中打开（其中的 token 就是钥匙；Ctrl+C 停止）：{url}",
+    ),
+    "network": (
+        "--host {host}: the page is reachable from the network; only the token keeps others out",
+        "--host {host}：网络上的其他机器也能访问此页面，只有 token 能挡住别人",
+    ),
+    "in_use": (
+        "port {port} is already in use (another tutor serve?): try --port {next}",
+        "端口 {port} 已被占用（另一个 tutor serve？）：试试 --port {next}",
+    ),
+    "cannot_listen": ("cannot listen on {host}:{port}: {reason}", "无法在 {host}:{port} 上监听：{reason}"),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free)")
+    parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help=f"address to listen on (default {DEFAULT_HOST}, this machine only; 0.0.0.0: the network too)",
+    )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach `host`."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def session_command(args: argparse.Namespace) -> str:
+    """What each browser tab runs (textual-serve hands it to a shell): this Python's tutor, same language and
+    model. No token in it: every user on the machine can read a command line."""
+    words = [sys.executable, "-m", "tutor", "--lang", args.lang]
+    if args.model:
+        words += ["--model", args.model]
+    return "exec " + shlex.join(words)  # the shell becomes the tutor: one process a tab
+
+
+def url(host: str, port: int, token: str) -> str:
+    """The address to open: a wildcard host is shown as the machine's name."""
+    import socket
+
+    if host in {"", "0.0.0.0", "::"}:
+        host = socket.gethostname()
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/?token={token}"
+
+
+async def serve(server: TutorServer, lang: str) -> int:
+    """Listen, print the URL, and serve until SIGINT, SIGTERM or SIGHUP; then close every session (each tutor
+    is told to quit, which saves its progress)."""
+    import asyncio
+    import errno
+    import os
+    import signal
+
+    try:
+        runner = await server.start()
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            return fail(pick(WORDS, "in_use", lang, port=server.port, next=server.port + 1))
+        # asyncio's message repeats the address; a name that does not resolve has only its own
+        reason = os.strerror(error.errno) if error.errno and error.errno > 0 else (error.strerror or str(error))
+        return fail(pick(WORDS, "cannot_listen", lang, host=server.host, port=server.port, reason=reason))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        port = runner.addresses[0][1] if server.port == 0 else server.port
+        if not is_loopback(server.host):
+            print(pick(WORDS, "network", lang, host=server.host), flush=True)
+        print(pick(WORDS, "url", lang, url=url(server.host, port, server.token)), flush=True)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import contextlib
+    import secrets
+
+    try:
+        from tutor.patches.web_server import TutorServer
+    except ImportError as error:
+        if (error.name or "").split(".")[0] not in WEB_EXTRA:
+            raise
+        return fail(pick(WORDS, "no_extra", args.lang), code=2)
+    if args.model:  # a mistyped model fails here, not in every browser tab
+        import model
+
+        try:
+            model.load(args.model)
+        except model.WeightsError as error:
+            return fail(str(error))
+    server = TutorServer(session_command(args), args.host, args.port, secrets.token_urlsafe(TOKEN_BYTES))
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(serve(server, args.lang))
+    return 0
