@@ -30,7 +30,10 @@ TOKEN = "k" * 31 + "Q"
 def test_without_the_web_extra_one_line_says_how_to_get_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(sys.modules, "textual_serve", None)  # import textual_serve → ImportError
+    for name in [name for name in sys.modules if name.split(".")[0] == "textual_serve"] + ["textual_serve"]:
+        # import textual_serve → ImportError; its submodules too, which an earlier test may have loaded (an import
+        # of textual_serve.server finds that first, and the server would start and serve for ever)
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "tutor.patches.web_server", raising=False)
     assert main(["--lang", "en", "serve"]) == 2
     out, err = capsys.readouterr()
