@@ -18,7 +18,7 @@ from model.mlp import mlp
 from model.norm import layer_norm
 from model.params import Params, parameter_shapes
 from model.positions import sinusoidal_positions
-from model.sampling import sample
+from model.sampling import sample, sample_rng
 from model.tokenizer import Tokenizer, TokenizerError
 from model.trace import Trace, build_steps
 
@@ -317,19 +317,20 @@ class GPT:
     ) -> str:
         """Sample `n_tokens` after `prompt`, one at a time (temperature 0 takes the likeliest).
 
-        Causal models feed each new token through a KV cache; when the context is full
-        the window slides and the last `n_ctx` tokens are run afresh.
+        Token n is drawn with `sample_rng(seed, n)`, as the app draws its n-th token: the same seed
+        writes the same text here and in a fresh session of `tutor`. Causal models feed each new
+        token through a KV cache; when the context is full the window slides and the last `n_ctx`
+        tokens are run afresh.
         """
         if n_tokens < 0 or temperature < 0:
             raise ValueError("n_tokens and temperature must not be negative")
-        rng = np.random.default_rng(seed)
         window, _ = self.prompt_tokens(prompt)
         window = window or [self.tokenizer.end_of_text]
         new: list[int] = []
         cache = self.new_cache() if self.config.causal else None
         logits = self.forward(np.asarray(window, dtype=np.intp), cache)[-1]
         while len(new) < n_tokens:
-            token = sample(logits, temperature, top_k, rng)
+            token = sample(logits, temperature, top_k, sample_rng(seed, len(new)))
             new.append(token)
             window.append(token)
             if len(new) == n_tokens:

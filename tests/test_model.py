@@ -309,6 +309,16 @@ def test_generate_is_seeded_and_reproducible(tiny, make_gpt) -> None:
     assert make_gpt(causal=False).generate("猫", 20, temperature=0.8, seed=1)
 
 
+def test_generate_draws_token_n_as_the_app_does(tiny) -> None:
+    """Token n comes from `sample_rng(seed, n)`, the app's rule for its n-th draw (tutor/screens/main.py)."""
+    from model import sample, sample_rng
+
+    tokens = tiny.tokenizer.encode("猫追")
+    for n in range(6):
+        tokens.append(sample(tiny.run(tokens).logits[-1], 1.0, 20, sample_rng(7, n)))
+    assert tiny.generate("猫追", 6, temperature=1.0, top_k=20, seed=7) == tiny.tokenizer.decode(tokens[2:])
+
+
 def test_greedy_generation_follows_the_full_pass(make_gpt) -> None:
     gpt = make_gpt()
     tokens = TOKENIZER.encode("猫追")
