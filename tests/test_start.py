@@ -97,6 +97,20 @@ async def test_a_panel_asked_for_before_it_is_mounted_is_shown_once_whole() -> N
         assert tabs.active == "one"
 
 
+async def test_f6_steps_on_from_the_panel_still_mounting(store) -> None:
+    """F6 F6 F6 straight after the start: each press goes one panel on, from the one asked for last."""
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = app.main
+        tabs = main.query_one("#panels", PanelSwitcher)
+        start = tabs.active
+        tabs._wanted = "layernorm"  # as if F6 had asked for it and it were still mounting
+        main.action_next_panel()
+        assert tabs.asked == "residual"
+        await settle(pilot)
+        assert tabs.active == "residual" and start == "vectors"
+
+
 async def test_the_hidden_panels_are_mounted_after_the_first_frame(store) -> None:
     app = make_app(store, content_dir())
     async with app.run_test(size=(120, 40)) as pilot:

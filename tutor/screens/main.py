@@ -446,8 +446,10 @@ class MainScreen(Screen[None]):
         box.value = text  # prompt_typed and prompt_changed see `_sample_text`: no pass of their own
         box.cursor_position = len(text)
         self._requested = (text, gpt, grads if reason is not None else trace.has_grads)
-        work = self.work_of(text, grads) if reason is not None else len(text)  # one position: no more than a pass
-        self.passes.run(compute, inline=self.passes.quick_for(work), work=work)
+        # one position through the cache: run inline if a pass of the text would be quick, and not measured
+        # (its time says nothing of a whole pass's)
+        work = self.work_of(text, grads)
+        self.passes.run(compute, inline=self.passes.quick_for(work), work=work if reason is not None else 0)
         return True
 
     def next_panel_shown(self) -> bool:
@@ -666,7 +668,8 @@ class MainScreen(Screen[None]):
     def action_next_panel(self) -> None:
         tabs = self.query_one("#panels", PanelSwitcher)
         order = list(PANELS[1:])  # "tokens" is always in view, not a tab
-        tabs.active = order[(order.index(tabs.active) + 1) % len(order)] if tabs.active in order else order[0]
+        asked = tabs.asked  # not `active`: the panel asked for may still be mounting
+        tabs.active = order[(order.index(asked) + 1) % len(order)] if asked in order else order[0]
 
     def action_focus_prompt(self) -> None:
         self.query_one("#prompt", Input).focus()

@@ -24,6 +24,7 @@ class TutorFooter(Footer):
     """
 
     _recompose_queued = False
+    _queued_under: Screen | None = None  # the screen on top when the recompose was asked for
 
     def bindings_changed(self, screen: Screen) -> None:
         """As Textual's, but one recompose for any number of changes before it runs: the start changes the
@@ -31,9 +32,13 @@ class TutorFooter(Footer):
         self._bindings_ready = True
         if not screen.app.app_focus:
             return
-        if self.is_attached and screen is self.screen and not self._recompose_queued:
-            self._recompose_queued = True
-            self.call_after_refresh(self.recompose)
+        if not (self.is_attached and screen is self.screen):
+            return
+        top = screen.app.screen  # call_after_refresh waits for this screen's refresh: a modal popped first drops it
+        if self._recompose_queued and self._queued_under is top:
+            return
+        self._recompose_queued, self._queued_under = True, top
+        self.call_after_refresh(self.recompose)
 
     async def recompose(self) -> None:
         self._recompose_queued = False  # a change from here on needs another

@@ -60,6 +60,12 @@ class PanelSwitcher(Vertical):
         """The panel shown (one asked for that is still mounting is not shown yet)."""
         return self.query_one(ContentSwitcher).current or ""
 
+    @property
+    def asked(self) -> str:
+        """The panel asked for last: one still mounting, else the one shown. F6 steps on from this one, or a
+        quick F6 F6 F6 just after the start would ask for the same panel three times."""
+        return self._wanted or self.active
+
     @active.setter
     def active(self, panel: str) -> None:
         if panel in self._unmounted or panel in self._mounting:
