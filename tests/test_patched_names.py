@@ -34,6 +34,12 @@ def parameters(function: object) -> list[str]:
     return list(inspect.signature(function).parameters)  # type: ignore[arg-type]
 
 
+def gone_from(function: object, fragments: tuple[str, ...]) -> list[str]:
+    """The fragments no longer in `function`'s source (spaces and line breaks collapsed on both sides)."""
+    source = " ".join(inspect.getsource(function).split())  # type: ignore[arg-type]
+    return [fragment for fragment in fragments if " ".join(fragment.split()) not in source]
+
+
 # -- terminal_diff.py: App._display and the compositor's updates -----------------------------------------------
 
 
@@ -51,16 +57,18 @@ def test_chops_update_is_written_as_terminal_diff_copies_it() -> None:
     assert parameters(ChopsUpdate.__init__) == ["self", "chops", "spans", "chop_ends"], (
         "Textual changed ChopsUpdate's fields: tutor/patches/terminal_diff._chops_writes must follow"
     )
-    source = " ".join(inspect.getsource(ChopsUpdate.__rich_console__).split())
-    for line in (
-        "for y, x1, x2 in self.spans:",
-        "for end, (x, strip) in zip(ends, line.items()):",
-        "if x > x2 or end <= x1:",
-        "if x2 > x >= x1 and end <= x2:",
-    ):
-        assert line in source, f"Textual changed how ChopsUpdate writes its chops ({line!r} is gone): " + (
-            "tutor/patches/terminal_diff._chops_writes copies that loop and must follow"
-        )
+    gone = gone_from(
+        ChopsUpdate.__rich_console__,
+        (
+            "for y, x1, x2 in self.spans:",
+            "for end, (x, strip) in zip(ends, line.items()):",
+            "if x > x2 or end <= x1:",
+            "if x2 > x >= x1 and end <= x2:",
+        ),
+    )
+    assert not gone, f"Textual changed how ChopsUpdate writes its chops ({gone} are gone): " + (
+        "tutor/patches/terminal_diff._chops_writes copies that loop and must follow"
+    )
     assert parameters(LayoutUpdate.__init__) == ["self", "strips", "region"], (
         "Textual changed LayoutUpdate's fields: tutor/patches/terminal_diff._layout_writes must follow"
     )
@@ -74,11 +82,8 @@ def test_app_display_is_what_tutor_app_overrides() -> None:
         "Textual changed App._display's signature: TutorApp._display (tutor/app.py) overrides it and "
         "tutor/patches/terminal_diff.ScreenModel.frame_for must follow"
     )
-    source = inspect.getsource(App._display)
-    for fragment in ("isinstance(renderable, CompositorUpdate)", "renderable.render_segments(console)"):
-        assert fragment in source, (
-            f"App._display no longer does {fragment!r}: tutor/patches/terminal_diff.DiffedUpdate may never be sent"
-        )
+    gone = gone_from(App._display, ("isinstance(renderable, CompositorUpdate)", "renderable.render_segments(console)"))
+    assert not gone, f"App._display no longer does {gone}: tutor/patches/terminal_diff.DiffedUpdate may never be sent"
 
 
 def test_app_state_frame_for_reads_is_still_there() -> None:
@@ -227,20 +232,22 @@ def test_textual_serve_server_is_what_web_server_overrides() -> None:
         assert parameters(getattr(Server, name)) == expected, (
             f"textual-serve changed Server.{name}: tutor/patches/web_server.TutorServer overrides it"
         )
-    source = " ".join(inspect.getsource(Server._make_app).split())
-    for fragment in (
-        "aiohttp_jinja2.setup(app",
-        "self.handle_index",
-        'name="websocket"',
-        'name="static"',
-        "app.on_startup.append(self.on_startup)",
-        "app.on_shutdown.append(self.on_shutdown)",
-        "return app",
-    ):
-        assert fragment in source, (
-            f"Server._make_app no longer does {fragment!r}: tutor/patches/web_server.TutorServer._make_app "
-            "(its page, its guard, its routes' names) must follow"
-        )
+    gone = gone_from(
+        Server._make_app,
+        (
+            "aiohttp_jinja2.setup(app",
+            "self.handle_index",
+            'name="websocket"',
+            'name="static"',
+            "app.on_startup.append(self.on_startup)",
+            "app.on_shutdown.append(self.on_shutdown)",
+            "return app",
+        ),
+    )
+    assert not gone, (
+        f"Server._make_app no longer does {gone}: tutor/patches/web_server.TutorServer._make_app "
+        "(its page, its guard, its routes' names) must follow"
+    )
     assert callable(getattr(server_module, "to_int", None)), "textual_serve.server.to_int is gone: web_server reads it"
 
 
