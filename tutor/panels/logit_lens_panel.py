@@ -110,7 +110,7 @@ class LogitLensPanel(TextLines):
             self.gpt, self.trace, self.token = gpt, trace, token
 
     class Filled(Message):
-        """A lens read in the worker is in: the tab lays itself out again around its new height."""
+        """A lens read in the worker is in: the tab (StreamPanel) shows it, and lays itself out around its height."""
 
     def __init__(self, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -149,8 +149,7 @@ class LogitLensPanel(TextLines):
             return  # a newer trace came meanwhile: its own lens is asked for when it is shown
         self._rows_by_token[token] = rows
         if self._view is not None and self._view.trace is trace and self._view.token == token:
-            self.show(self._view)
-            self.post_message(self.Filled())
+            self.post_message(self.Filled())  # the tab draws it: the lens, and the chart above around its height
 
     def lens_failed(self) -> None:
         """The reading failed (the screen said why): the next show asks again."""
