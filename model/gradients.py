@@ -155,9 +155,16 @@ def _layer_norm_backward(
     return d_x
 
 
-def loss_and_gradients(gpt: GPT, inputs: np.ndarray, targets: np.ndarray) -> tuple[float, Grads]:
-    """Mean next-token cross-entropy on `inputs` → `targets` (both `[batch, pos]`) and its gradients."""
+def loss_and_gradients(
+    gpt: GPT, inputs: np.ndarray, targets: np.ndarray, look: Callable[[np.ndarray, Activations], None] | None = None
+) -> tuple[float, Grads]:
+    """Mean next-token cross-entropy on `inputs` → `targets` (both `[batch, pos]`) and its gradients.
+
+    `look(logits, activations)`, if given, reads the forward pass before the backward reuses its arrays.
+    """
     logits, acts = record_forward(gpt, inputs)
+    if look is not None:
+        look(logits, acts)
     loss, d_logits = cross_entropy_and_backward(logits, targets)
     return loss, backward(gpt, inputs, acts, d_logits)
 

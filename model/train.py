@@ -16,7 +16,10 @@ Choices, written down:
   The warm-up is long (300 steps) for post-norm's sake: with 100 steps at lr 1e-2, `postnorm`
   stayed at the unigram loss for 500 steps; with 300 it reached 2.17 (measured on the
   docstring corpus), as the pre-norm models do.
-- Gradients are clipped to a global L2 norm of 1 before the update.
+- Gradients are clipped to a global L2 norm of 1 before the update (`grad_clip`; 0 turns it off).
+- Every step records what grows before a run blows up (`growth`): the global gradient norm before
+  clipping, the largest |attention score| q·k/√d_head, the largest |logit| and the mean ‖x‖ of the
+  stream after the last block — read from the step's own forward pass, so watching changes nothing.
 - Step s trains on windows drawn by `np.random.default_rng([seed, s])`: no generator state to
   carry, so a resumed run draws exactly the windows the uninterrupted one would have.
 - A checkpoint is two safetensors files: the model (`save_checkpoint`, with the recipe, the
@@ -126,6 +129,74 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
+# What a recipe may ask for, checked before anything is allocated (a typo of 10⁹ blocks is one line, not a swap storm).
+LIMITS = {"n_layers": 64, "d_model": 1024, "n_heads": 64, "n_ctx": 1024, "d_mlp": 4096, "batch_size": 512}
+MAX_STEPS = 1_000_000
+MAX_LEARNING_RATE = 10.0
+FLAG_NAMES = {  # the `tutor train` flag that sets each recipe field, to name a change the way it was asked for
+    "norm": "norm",
+    "residual": "residual",
+    "positional": "positional",
+    "pos_base": "base",
+    "n_layers": "blocks",
+    "d_model": "d-model",
+    "n_heads": "heads",
+    "learning_rate": "lr",
+    "min_learning_rate": "min-lr",
+    "warmup_steps": "warmup",
+    "grad_clip": "clip",
+}
+
+
+def recipe_problem(recipe: Recipe) -> str | None:
+    """Why `recipe` cannot be trained, in one line, or None. Only numbers are looked at: nothing is allocated."""
+
+    def finite(x: object) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+    for name, most in LIMITS.items():
+        value = getattr(recipe, name)
+        if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= most):
+            return f"{FLAG_NAMES.get(name, name)} must be a whole number from 1 to {most}, got {value!r}"
+    if recipe.d_model % recipe.n_heads:
+        return (
+            f"d-model {recipe.d_model} does not split into {recipe.n_heads} heads (d-model must be a multiple of heads)"
+        )
+    if recipe.positional == "rope" and (recipe.d_model // recipe.n_heads) % 2:
+        return f"rope turns pairs of coordinates: a head of {recipe.d_model // recipe.n_heads} has an odd size"
+    if recipe.norm not in ("pre", "post", "none"):
+        return f"norm must be pre, post or none, got {recipe.norm!r}"
+    if recipe.positional not in ("sinusoidal", "learned", "rope", "none"):
+        return f"positional must be sinusoidal, learned, rope or none, got {recipe.positional!r}"
+    if not (finite(recipe.pos_base) and recipe.pos_base > 1):
+        return f"base must be a number above 1, got {recipe.pos_base!r}"
+    if not (finite(recipe.learning_rate) and 0 < recipe.learning_rate <= MAX_LEARNING_RATE):
+        return f"lr must be above 0 and at most {MAX_LEARNING_RATE:g}, got {recipe.learning_rate!r}"
+    if not (finite(recipe.min_learning_rate) and 0 <= recipe.min_learning_rate <= recipe.learning_rate):
+        return f"min-lr must be from 0 to lr ({recipe.learning_rate:g}), got {recipe.min_learning_rate!r}"
+    if not (isinstance(recipe.steps, int) and 1 <= recipe.steps <= MAX_STEPS):
+        return f"steps must be a whole number from 1 to {MAX_STEPS:,}, got {recipe.steps!r}"
+    if not (isinstance(recipe.warmup_steps, int) and 0 <= recipe.warmup_steps <= MAX_STEPS):
+        return f"warmup must be a whole number of steps from 0 to {MAX_STEPS:,}, got {recipe.warmup_steps!r}"
+    if not (finite(recipe.grad_clip) and recipe.grad_clip >= 0):
+        return f"clip must be 0 (off) or a positive number, got {recipe.grad_clip!r}"
+    if not (isinstance(recipe.eval_every, int) and recipe.eval_every >= 1):
+        return f"eval_every must be a positive whole number, got {recipe.eval_every!r}"
+    return None
+
+
+def recipe_changes(recipe: Recipe, base: Recipe) -> list[str]:
+    """`recipe`'s differences from `base` as flags would say them: ["norm=none", "lr=0.03"]."""
+    changes = []
+    for name, flag in FLAG_NAMES.items():
+        value, was = getattr(recipe, name), getattr(base, name)
+        if value != was and name == "residual":
+            changes.append("residual" if value else "no-residual")
+        elif value != was:
+            changes.append(f"{flag}={value:g}" if isinstance(value, float) else f"{flag}={value}")
+    return changes
+
+
 def learning_rate(step: int, recipe: Recipe, total_steps: int) -> float:
     """Linear warm-up over `warmup_steps`, then a half cosine from the peak to the minimum at the last step."""
     if step < recipe.warmup_steps:
@@ -141,9 +212,12 @@ def decays(name: str) -> bool:
 
 
 def clip_global_norm(grads: Grads, max_norm: float) -> float:
-    """Scale every gradient by max_norm/‖g‖ when the global norm ‖g‖ = √(Σ ‖gᵢ‖²) exceeds it; returns ‖g‖."""
+    """Scale every gradient by max_norm/‖g‖ when the global norm ‖g‖ = √(Σ ‖gᵢ‖²) exceeds it; returns ‖g‖.
+
+    max_norm 0 (or less) turns clipping off: the norm is still measured.
+    """
     norm = math.sqrt(sum(float(np.vdot(g, g)) for g in grads.values()))
-    if norm > max_norm:
+    if 0 < max_norm < norm:
         scale = max_norm / (norm + 1e-6)
         for g in grads.values():
             g *= scale
@@ -179,6 +253,27 @@ class AdamW:
             p -= (lr / m_correction) * m / (np.sqrt(v / v_correction) + recipe.adam_eps)
 
 
+GROWTH = ("grad_norm", "max_attn_score", "max_logit", "stream_norm")  # what `growth_figures` reads, in order
+
+
+def growth_figures(n_layers: int, logits: np.ndarray, acts: dict[str, np.ndarray]) -> dict[str, float]:
+    """What grows before a run blows up, read from one step's forward pass (any batch axes):
+
+    max_attn_score = max |q·k/√d_head| over every block, head and allowed (unmasked) pair
+    max_logit      = max |logit|
+    stream_norm    = mean over positions of ‖x‖, x the stream after the last block
+    (the fourth, the gradient norm before clipping, comes from `clip_global_norm`).
+    """
+    scores = [acts[f"blocks.{i}.attn.hook_attn_scores"] for i in range(n_layers)]
+    last = acts[f"blocks.{n_layers - 1}.hook_resid_post"]
+    with np.errstate(over="ignore", invalid="ignore"):
+        return {
+            "max_attn_score": max(float(np.abs(s, where=np.isfinite(s), out=np.zeros_like(s)).max()) for s in scores),
+            "max_logit": float(np.abs(logits).max()),
+            "stream_norm": float(np.linalg.norm(last, axis=-1).mean()),
+        }
+
+
 def batch(stream: np.ndarray, n_ctx: int, batch_size: int, seed: int, step: int) -> tuple[np.ndarray, np.ndarray]:
     """Step `step`'s (inputs, targets) `[batch, n_ctx]`: random windows of n_ctx + 1 tokens of the stream."""
     starts = np.random.default_rng([seed, step]).integers(0, stream.size - n_ctx, batch_size)
@@ -204,6 +299,7 @@ class TrainState:
     baselines: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0  # training time so far, across resumes
     diverged: dict[str, object] | None = None  # where the loss or gradient stopped being finite (see `run`)
+    growth: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in GROWTH})  # per step (`GROWTH`)
     depth: dict[str, object] | None = None  # per-layer figures at initialisation and at the end (`depth_report`)
     model: GPT = field(init=False, repr=False)  # over `params` as they are: AdamW changes them in place
 
@@ -231,6 +327,7 @@ class TrainState:
                 "baselines": self.baselines,
                 "train_loss": self.train_curve,
                 "val_loss": self.val_curve,
+                "growth": {k: [float(f"{x:.4g}") for x in v] for k, v in self.growth.items()},  # 4 digits: a record
             }
             | ({"diverged": self.diverged} if self.diverged is not None else {})
             | ({"depth": self.depth} if self.depth is not None else {}),
@@ -344,6 +441,9 @@ def load_state(path: Path, corpus: Corpus, steps: int | None = None) -> TrainSta
         seconds=float(info["seconds"]),
         diverged=info.get("diverged"),
         depth=info.get("depth"),
+        growth={k: [float(x) for x in info["growth"][k]] for k in GROWTH}
+        if "growth" in info
+        else {k: [math.nan] * int(info["step"]) for k in GROWTH},  # written before growth was recorded
     )
 
 
@@ -355,6 +455,7 @@ def _diverged(state: TrainState, corpus: Corpus, path: Path, what: str, value: f
         "what": what,
         "value": str(value),
         "train_loss_since_checkpoint": state.train_curve[good.step :],  # the steps after it, all finite
+        "growth_since_checkpoint": {k: v[good.step :] for k, v in state.growth.items()},  # and the step that failed
     }
     good.seconds = state.seconds
     good.depth = depth_report(good, corpus)
@@ -422,12 +523,20 @@ def run(
     if not path.exists():
         save_state(state, path)  # so that there is always a last good checkpoint to go back to
     saved_step = state.step
+    figures: dict[str, float] = {}  # this step's `growth_figures`, read by `look` from its forward pass
+
+    def look(logits: np.ndarray, acts: dict[str, np.ndarray]) -> None:
+        figures.update(growth_figures(state.config.n_layers, logits, acts))
+
     started = time.perf_counter()
     while state.step < state.total_steps:
         inputs, targets = batch(corpus.train, n_ctx, recipe.batch_size, state.seed, state.step)
+        figures.clear()
         with np.errstate(over="ignore", invalid="ignore"):  # overflow ends as a non-finite loss, caught below
-            loss, grads = loss_and_gradients(state.model, inputs, targets)
+            loss, grads = loss_and_gradients(state.model, inputs, targets, look)
             grad_norm = clip_global_norm(grads, recipe.grad_clip)
+        for name, value in (figures | {"grad_norm": grad_norm}).items():
+            state.growth[name].append(value)
         if not (math.isfinite(loss) and math.isfinite(grad_norm)):
             what, value = ("loss", loss) if not math.isfinite(loss) else ("gradient norm", grad_norm)
             return _diverged(state, corpus, path, what, value)

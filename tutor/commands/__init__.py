@@ -12,7 +12,8 @@ import argparse
 import importlib
 from types import ModuleType
 
-COMMANDS = ("trace", "lessons", "train", "exercises", "progress", "serve")  # in the order `tutor --help` lists them
+# in the order `tutor --help` lists them
+COMMANDS = ("trace", "lessons", "train", "sweep", "exercises", "progress", "serve")
 DEFAULT = "app"  # no command: the app itself
 
 

@@ -15,10 +15,25 @@ from typing import Any
 from tutor.commands.common import fail
 from tutor.lessons.parse import MODEL_VARIANTS as VARIANTS  # model.train.RECIPES' names; no NumPy for --help
 
-HELP = "train a model variant on the frozen corpus (the lessons and Python's docstrings)"
+HELP = "train a model variant, or your own recipe, on the frozen corpus (the lessons and Python's docstrings)"
 DESCRIPTION = (
     "Train a model variant with NumPy on the project's frozen corpus and write a checkpoint. "
+    "The recipe flags change the variant's recipe (tutor train --norm none --lr 0.1 is tiny without LayerNorm "
+    "at ten times its learning rate); the checkpoint records the recipe. "
     "Ctrl-C stops after the current step and saves; --resume goes on from there."
+)
+RECIPE_FLAGS = (
+    "norm",
+    "no_residual",
+    "positional",
+    "base",
+    "blocks",
+    "d_model",
+    "heads",
+    "lr",
+    "min_lr",
+    "warmup",
+    "clip",
 )
 
 
@@ -34,6 +49,73 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
         help="train on this lessons folder (zh/, en/) instead of the frozen snapshot's lessons",
     )
     train.add_argument("--lessons-only", action="store_true", help="leave out the standard library's docstrings")
+    add_recipe_arguments(train.add_argument_group("recipe (each changes the variant's; the checkpoint records it)"))
+
+
+def add_recipe_arguments(group: Any) -> None:
+    """The flags that change a recipe: `tutor train` has them, `tutor sweep`'s axes use the same names."""
+    group.add_argument(
+        "--norm", choices=("pre", "post", "none"), help="LayerNorm before each sublayer, after the add, or none"
+    )
+    group.add_argument("--no-residual", action="store_true", help="drop the residual adds: x → F(x)")
+    group.add_argument("--positional", choices=("sinusoidal", "learned", "rope", "none"), help="how position enters")
+    group.add_argument("--base", type=float, metavar="B", help="the sinusoidal table's or RoPE's base (10000)")
+    group.add_argument("--blocks", type=int, metavar="N", help="number of blocks")
+    group.add_argument("--d-model", type=int, metavar="D", help="width of the stream (the MLP is 4 × D wide)")
+    group.add_argument("--heads", type=int, metavar="H", help="attention heads (D must be a multiple of H)")
+    group.add_argument("--lr", type=float, metavar="LR", help="peak learning rate (tiny: 0.01)")
+    group.add_argument("--min-lr", type=float, metavar="LR", help="learning rate at the last step (default: lr / 10)")
+    group.add_argument("--warmup", metavar="N|P%", help="warm-up steps, or a percentage of the steps (tiny: 300)")
+    group.add_argument("--clip", type=float, metavar="C", help="clip the gradient's global norm to C; 0 = off (1)")
+
+
+def recipe_from_flags(args: argparse.Namespace, base: Any) -> tuple[Any, str | None]:
+    """The variant's recipe changed by the flags given, named `variant+change+…`; or a one-line problem."""
+    from dataclasses import replace
+
+    from model.train import recipe_changes, recipe_problem
+
+    changes: dict[str, Any] = {}
+    for flag, field in (("norm", "norm"), ("positional", "positional"), ("base", "pos_base")):
+        if getattr(args, flag) is not None:
+            changes[field] = getattr(args, flag)
+    if args.no_residual:
+        changes["residual"] = False
+    for flag, field in (("blocks", "n_layers"), ("heads", "n_heads"), ("lr", "learning_rate"), ("clip", "grad_clip")):
+        if getattr(args, flag) is not None:
+            changes[field] = getattr(args, flag)
+    if args.d_model is not None:
+        changes |= {"d_model": args.d_model, "d_mlp": 4 * args.d_model if args.d_model > 0 else args.d_model}
+    if args.lr is not None and args.min_lr is None:
+        changes["min_learning_rate"] = args.lr / 10 if args.lr > 0 else 0.0
+    if args.min_lr is not None:
+        changes["min_learning_rate"] = args.min_lr
+    steps = args.steps if args.steps is not None else base.steps  # --steps sets the run's length, as before
+    if args.warmup is not None:
+        warmup = warmup_steps(args.warmup, steps)
+        if warmup is None:
+            return base, f"--warmup wants a whole number of steps or a percentage from 0% to 100%, got {args.warmup!r}"
+        changes["warmup_steps"] = warmup
+    if changes.get("d_mlp", 1) > 4096:  # the 4 × D MLP of a D that LIMITS refuses anyway
+        changes["d_mlp"] = base.d_mlp
+    recipe = replace(base, **changes)
+    problem = recipe_problem(recipe)
+    if problem:
+        return base, problem
+    named = recipe_changes(recipe, base)
+    return replace(recipe, name="+".join([base.name, *named])), None
+
+
+def warmup_steps(text: str, steps: int) -> int | None:
+    """ "40" → 40 steps; "10%" → 10 % of `steps`, rounded down; None if it is neither."""
+    text = text.strip()
+    try:
+        if text.endswith("%"):
+            percent = float(text[:-1])
+            return int(steps * percent / 100) if 0 <= percent <= 100 else None
+        return int(text)
+    except ValueError:
+        return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"--steps must be at least 1, got {args.steps}")
     if args.seed < 0:
         return fail(f"--seed must not be negative, got {args.seed}")
-    out = Path(args.out if args.out else f"{args.variant}.safetensors").expanduser()
+    out = Path(args.out if args.out else f"{args.variant}.safetensors").expanduser()  # flags: name it with --out
     problem = _output_problem(out, resume=args.resume)
     if problem:
         return fail(problem)
@@ -57,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
     from model.train import RECIPES, TrainingError, load_state, new_state, saved_recipe
 
     recipe = RECIPES[args.variant]
+    if args.resume and any(getattr(args, flag) not in (None, False) for flag in RECIPE_FLAGS):
+        return fail("--resume goes on with the checkpoint's own recipe: leave out the recipe flags")
+    if not args.resume:
+        recipe, problem = recipe_from_flags(args, recipe)
+        if problem:
+            return fail(problem)
     if args.lessons_only:
         recipe = replace(recipe, stdlib_text=False)
     corpus_dir = Path(args.corpus).expanduser() if args.corpus else None
@@ -66,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         corpus = load_corpus(corpus_dir, stdlib_text=recipe.stdlib_text)
         if args.resume:
             state = load_state(out, corpus, args.steps)
-            if state.recipe.name != args.variant:
+            if state.recipe.name.split("+")[0] != args.variant:
                 return fail(f"{out} trains variant {state.recipe.name!r}, not {args.variant!r}")
             if state.total_steps < state.step:
                 return fail(f"{out} is already at step {state.step}; --steps {state.total_steps} would go back")
