@@ -12,7 +12,9 @@ cut short by a kill is dropped when read. A file ending in `.gz` is read the sam
 
 Stored per run: the recipe, the seed, the validation curve, every step's training loss (5 significant
 digits), every step's `model.train.GROWTH` figures (4 digits), where it diverged if it did, and the
-final validation loss. Times are not stored: the same grid writes the same lines on any run.
+final validation loss. `train_loss[i]` and `growth[k][i]` belong to step i + 1; a diverged run's growth
+has one entry more than its losses: the step whose loss or gradient was not finite (None where a figure
+was not finite either). Times are not stored: the same grid writes the same lines on any run.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ SHAPES: dict[str, dict[str, int]] = {
 }
 STALLED_MARGIN = 0.1  # a finished run that ends within this many nats of the unigram loss learned nothing more
 MAX_LINE = 4_000_000  # bytes: no honest run writes a longer line (2000 steps ≈ 200 kB)
+MAX_FILE = 64_000_000  # bytes read at most (the shipped grid is ~4 MB unpacked)
 
 
 class SweepError(Exception):
@@ -187,11 +190,13 @@ class Results:
 def read_results(path: Path) -> Results:
     """Every complete run on file. Never raises: a missing, cut or foreign file says so in `problem`."""
     try:
-        if not path.is_file():
+        if not path.exists():
             return Results(problem=f"no results file at {path}")
+        if not path.is_file():  # a folder, a FIFO, a device: nothing to read, and nothing to wait for
+            return Results(problem=f"{path} is not a regular file")
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rb") as f:  # type: ignore[operator]
-            lines = f.read(64 * MAX_LINE).split(b"\n")
+            lines = f.read(MAX_FILE).split(b"\n")
     except (OSError, EOFError) as error:
         return Results(problem=f"cannot read {path}: {getattr(error, 'strerror', None) or error}")
     if not lines or not lines[0].strip():

@@ -392,3 +392,97 @@ def test_help_lists_train_without_loading_numpy() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "True []", result.stderr
+
+
+# -- the recipe from flags, and what grows before a blow-up ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--lr", "-1"], "lr must be above 0"),
+        (["--lr", "nan"], "lr must be above 0"),
+        (["--d-model", "64", "--heads", "3"], "does not split into 3 heads"),
+        (["--blocks", "1000000000"], "blocks must be a whole number from 1 to 64"),
+        (["--d-model", "100000"], "d-model must be a whole number from 1 to 1024"),
+        (["--warmup", "abc"], "--warmup wants a whole number of steps or a percentage"),
+        (["--warmup", "120%"], "--warmup wants a whole number of steps or a percentage"),
+        (["--clip", "-1"], "clip must be 0 (off) or a positive number"),
+        (["--base", "inf"], "base must be a number above 1"),
+        (["--positional", "rope", "--d-model", "12", "--heads", "4"], "odd size"),
+        (["--min-lr", "0.5"], "min-lr must be from 0 to lr"),
+        (["--resume", "--lr", "0.1"], "leave out the recipe flags"),
+    ],
+)
+def test_bad_recipe_flags_are_one_line_before_anything_is_allocated(
+    flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(training, "new_state", lambda *a, **k: pytest.fail("allocated before checking"))
+    out = tmp_path / "m.safetensors"
+    if "--resume" in flags:
+        out.write_bytes(b"")
+    assert main(["train", "--out", str(out), *flags]) != 0
+    assert message in one_error_line(capsys)
+
+
+def test_recipe_flags_change_the_variant_and_the_checkpoint_records_them(
+    lessons: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small_recipes(monkeypatch)
+    out = tmp_path / "m.safetensors"
+    flags = ["--norm", "none", "--lr", "0.03", "--warmup", "25%", "--clip", "0", "--blocks", "3", "--d-model", "24"]
+    assert main(["train", "--corpus", str(lessons), "--lessons-only", "--out", str(out), "--steps", "8", *flags]) == 0
+    info = json.loads(read_safetensors(out)[1]["training"])
+    recipe = info["recipe"]
+    assert (recipe["norm"], recipe["learning_rate"], recipe["min_learning_rate"]) == ("none", 0.03, 0.003)
+    assert (recipe["warmup_steps"], recipe["grad_clip"], recipe["n_layers"], recipe["d_model"]) == (2, 0.0, 3, 24)
+    assert recipe["d_mlp"] == 96 and recipe["n_heads"] == SMALL.n_heads
+    assert recipe["name"] == "tiny+norm=none+blocks=3+d-model=24+lr=0.03+min-lr=0.003+warmup=2+clip=0"
+    assert read_safetensors(out)[1]["name"] == recipe["name"]
+    assert model.load(out).config.norm == "none"
+    assert main(["train", "--variant", "tiny", "--corpus", str(lessons), "--out", str(out), "--resume"]) == 0
+
+
+def test_clip_zero_measures_the_norm_and_leaves_the_gradient() -> None:
+    grads = {"a": np.array([30.0], np.float32), "b": np.array([40.0], np.float32)}
+    assert training.clip_global_norm(grads, 0.0) == pytest.approx(50.0)
+    assert grads["a"][0] == 30.0 and grads["b"][0] == 40.0
+
+
+def test_growth_figures_by_hand() -> None:
+    scores = np.array([[[0.5, -np.inf], [-3.0, 2.0]]], np.float32)  # the masked −∞ is not a score
+    acts = {
+        "blocks.0.attn.hook_attn_scores": scores,
+        "blocks.1.attn.hook_attn_scores": scores / 10,
+        "blocks.1.hook_resid_post": np.array([[3.0, 4.0], [0.0, 1.0]], np.float32),
+    }
+    logits = np.array([[1.0, -7.5], [2.0, 0.0]], np.float32)
+    assert training.growth_figures(2, logits, acts) == {"max_attn_score": 3.0, "max_logit": 7.5, "stream_norm": 3.0}
+
+
+def test_every_step_records_its_growth_and_watching_changes_nothing(
+    corpus: model.corpus.Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watched = run(new_state(corpus, SMALL, seed=5, steps=12), corpus, tmp_path / "w.safetensors")
+    assert {k: len(v) for k, v in watched.growth.items()} == dict.fromkeys(training.GROWTH, 12)
+    assert all(math.isfinite(x) and x > 0 for v in watched.growth.values() for x in v)
+    assert watched.growth["max_attn_score"][0] < watched.growth["max_attn_score"][-1]  # q·k grows from GPT-2's init
+    saved = load_state(tmp_path / "w.safetensors", corpus)
+    assert saved.growth["max_logit"] == [float(f"{x:.4g}") for x in watched.growth["max_logit"]]
+    real = training.loss_and_gradients
+    monkeypatch.setattr(training, "loss_and_gradients", lambda gpt, i, t, look=None: real(gpt, i, t))
+    blind = run(new_state(corpus, SMALL, seed=5, steps=12), corpus, tmp_path / "b.safetensors")
+    assert blind.train_curve == watched.train_curve
+    assert all(np.array_equal(blind.params[k], watched.params[k]) for k in blind.params)
+
+
+def test_a_diverging_run_keeps_the_growth_of_the_steps_after_its_checkpoint(
+    corpus: model.corpus.Corpus, tmp_path: Path
+) -> None:
+    wild = replace(SMALL, norm="none", learning_rate=30.0, min_learning_rate=30.0, warmup_steps=0, grad_clip=0.0)
+    state = run(new_state(corpus, wild, seed=0, steps=40), corpus, tmp_path / "wild.safetensors")
+    assert state.diverged is not None
+    since = state.diverged["growth_since_checkpoint"]
+    failed_at = state.diverged["step"]
+    assert all(len(v) == failed_at - state.step for v in since.values())  # up to and with the failing step
+    assert not math.isfinite(since["grad_norm"][-1]) or not math.isfinite(since["max_logit"][-1])

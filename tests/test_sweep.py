@@ -1,0 +1,210 @@
+"""`tutor sweep` and model/sweep.py: the grid, the results file (resumable, cut lines, other formats), the table,
+and the shipped results reproduced bit for bit."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from model import sweep
+from model.corpus import load_corpus
+from model.train import RECIPES
+from tutor.cli import main
+
+SHIPPED = Path(sweep.__file__).parent / "data" / "stability.jsonl.gz"
+
+
+def test_the_grid_crosses_every_axis_with_the_seeds_innermost() -> None:
+    specs = sweep.grid(
+        norms=("pre", "none"), learning_rates=(0.01, 0.1), warmups=(0.1, 0.0), shapes=("4x64", "16x32"),
+        seeds=(0, 1, 2), steps=400, eval_every=25,
+    )  # fmt: skip
+    assert len(specs) == 2 * 2 * 2 * 2 * 3 and len({s.key() for s in specs}) == len(specs)
+    assert [s.seed for s in specs[:4]] == [0, 1, 2, 0]
+    first = specs[0].recipe
+    assert (first.norm, first.learning_rate, first.min_learning_rate, first.warmup_steps) == ("pre", 0.01, 0.001, 40)
+    assert (first.n_layers, first.d_model, first.d_mlp, first.eval_every, specs[0].steps) == (4, 64, 256, 25, 400)
+    deep = next(s for s in specs if s.shape == "16x32").recipe
+    assert (deep.n_layers, deep.d_model, deep.d_mlp) == (16, 32, 128)
+    none = next(s for s in specs if s.recipe.norm == "none" and s.recipe.warmup_steps == 0).recipe
+    assert none.name == "tiny+norm=none+warmup=0"  # lr 0.01 is tiny's own
+    variants = sweep.grid(variants=("deep", "deep-postnorm"), seeds=(0, 1))
+    assert [s.recipe for s in variants[::2]] == [RECIPES["deep"], RECIPES["deep-postnorm"]]  # nothing changed
+    assert [s.steps for s in variants] == [RECIPES["deep"].steps] * 4
+
+
+def test_the_key_ignores_the_name_and_sees_everything_else() -> None:
+    spec = sweep.grid(seeds=(0,), steps=10)[0]
+    assert replace(spec, recipe=replace(spec.recipe, name="other")).key() == spec.key()
+    assert replace(spec, seed=1).key() != spec.key()
+    assert replace(spec, recipe=replace(spec.recipe, learning_rate=0.02)).key() != spec.key()
+
+
+def record(**changes: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "key": "k", "shape": "4x64", "norm": "pre", "lr": 0.01, "warmup": 40, "seed": 0, "outcome": "trained",
+        "final_val_loss": 2.5, "diverged": None,
+    }  # fmt: skip
+    return base | changes
+
+
+def write_results(path: Path, *records: dict[str, object], header: object = None) -> None:
+    header = {"format": sweep.FORMAT} if header is None else header
+    path.write_text("\n".join(json.dumps(x) for x in [header, *records]) + "\n")
+
+
+def test_a_missing_empty_foreign_or_cut_file_says_so_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    assert sweep.read_results(path).problem == f"no results file at {path}"
+    path.write_text("")
+    assert sweep.read_results(path).problem == f"{path} is empty"
+    path.write_text("not json\n")
+    assert sweep.read_results(path).problem == f"{path} is not a sweep results file"
+    write_results(path, record(), header={"format": "tutor-sweep/0"})
+    assert "is in format 'tutor-sweep/0', not 'tutor-sweep/1'" in (sweep.read_results(path).problem or "")
+    write_results(path, record(key="a"), record(key="b"))
+    with open(path, "a") as f:
+        f.write('{"key": "c", "outco')  # a run cut off while it was written
+    results = sweep.read_results(path)
+    assert [r["key"] for r in results.runs] == ["a", "b"]
+    assert results.problem == f"{path}: 1 unreadable line(s) left out (a run cut off while it was written?)"
+    sweep.start_results(path)  # before appending: the cut line goes
+    assert path.read_text().endswith("\n") and sweep.read_results(path).problem is None
+    sweep.append_record(path, record(key="c"))
+    assert [r["key"] for r in sweep.read_results(path).runs] == ["a", "b", "c"]
+    (tmp_path / "dir.jsonl").mkdir()
+    assert sweep.read_results(tmp_path / "dir.jsonl").problem == f"{tmp_path / 'dir.jsonl'} is not a regular file"
+    os.mkfifo(tmp_path / "fifo.jsonl")  # would block a plain open() for ever
+    assert sweep.read_results(tmp_path / "fifo.jsonl").problem == f"{tmp_path / 'fifo.jsonl'} is not a regular file"
+
+
+def test_a_gzipped_file_reads_the_same(tmp_path: Path) -> None:
+    plain = tmp_path / "r.jsonl"
+    write_results(plain, record(key="a"), record(key="b", outcome="diverged", final_val_loss=None))
+    packed = tmp_path / "r.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert sweep.read_results(packed).runs == sweep.read_results(plain).runs
+    packed.write_bytes(gzip.compress(plain.read_bytes())[:-20])  # cut short
+    assert sweep.read_results(packed).problem is not None
+
+
+def test_cells_count_outcomes_and_spread_over_seeds() -> None:
+    runs = [
+        record(seed=0, final_val_loss=2.6),
+        record(seed=2, final_val_loss=2.4),
+        record(seed=1, outcome="diverged", final_val_loss=None, diverged={"step": 37, "what": "loss"}),
+        record(norm="none", seed=0, outcome="stalled", final_val_loss=3.45),
+    ]
+    pre, none = sweep.cells(runs)
+    assert (pre.norm, pre.n, pre.count("diverged"), pre.diverged_steps()) == ("pre", 3, 1, [37])
+    assert pre.final_losses() == [2.4, 2.6] and pre.median() == pytest.approx(2.5)
+    assert [int(r["seed"]) for r in pre.runs] == [0, 1, 2]
+    assert (none.count("stalled"), none.median()) == (1, 3.45)
+
+
+def test_train_run_records_the_run_and_a_divergence(tmp_path: Path) -> None:
+    corpus = load_corpus(None)
+    calm, wild = sweep.grid(learning_rates=(0.01, 0.3), norms=("none",), warmups=(0.0,), steps=6, eval_every=3)
+    kept = sweep.train_run(calm, corpus, tmp_path, keep=True)
+    assert kept is not None and kept["outcome"] == "stalled"  # six steps learn nothing
+    assert [step for step, _ in kept["val_loss"]] == [0, 3, 6] and len(kept["train_loss"]) == 6
+    assert {k: len(v) for k, v in kept["growth"].items()} == dict.fromkeys(("grad_norm", "max_attn_score",
+                                                                           "max_logit", "stream_norm"), 6)  # fmt: skip
+    assert (tmp_path / f"{calm.recipe.name}-seed0.safetensors").is_file()
+    gone = sweep.train_run(wild, corpus, tmp_path)
+    assert gone is not None and gone["outcome"] == "diverged" and gone["final_val_loss"] is None
+    assert gone["diverged"]["step"] == len(gone["train_loss"]) + 1 == len(gone["growth"]["grad_norm"])
+    failed = [gone["growth"][k][-1] for k in ("grad_norm", "max_logit")]  # the growth of the step that failed
+    assert None in failed or max(failed) > 1e6
+    assert not list(tmp_path.glob(f"{wild.recipe.name}*"))  # not kept: deleted
+    assert sweep.train_run(calm, corpus, tmp_path, should_stop=lambda: True) is None  # stopped: no record
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--norm", "mid"], "unknown norm 'mid'"),
+        (["--shape", "3x3"], "unknown shape '3x3'"),
+        (["--lr", "-0.1"], "a learning rate must be above 0"),
+        (["--warmup", "150%"], "a warm-up must be from 0% to 100%"),
+        (["--variant", "gpt5"], "unknown variant 'gpt5'"),
+        (["--steps", "0"], "--steps must be from 1"),
+        (["--jobs", "0"], "--jobs must be from 1 to 64"),
+        (["--seeds", "-1"], "--seeds wants one or more seeds"),
+    ],
+)
+def test_bad_axes_are_one_line(flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["sweep", "--out", str(tmp_path / "r.jsonl"), *flags]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_foreign_file_is_not_written_over(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "notes.jsonl"
+    out.write_text("my own notes\n")
+    assert main(["sweep", "--out", str(out), "--steps", "2"]) != 0
+    assert "is not a sweep results file" in capsys.readouterr().err
+    assert out.read_text() == "my own notes\n"
+
+
+def sweep_command(out: Path, *extra: str) -> list[str]:
+    grid = ["--norm", "pre,none", "--lr", "0.01,0.3", "--warmup", "0", "--seeds", "0", "--steps", "4"]
+    return [sys.executable, "-m", "tutor", "sweep", "--out", str(out), *grid, "--eval-every", "2", *extra]
+
+
+def test_a_killed_sweep_goes_on_where_it_stopped(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    env = os.environ | {"PYTHONUNBUFFERED": "1"}
+    first = subprocess.Popen(sweep_command(out, "--jobs", "1"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out.exists() and len(sweep.read_results(out).runs) >= 1):
+        time.sleep(0.1)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    assert 1 <= len(sweep.read_results(out).runs) < 4
+    again = subprocess.run(sweep_command(out, "--jobs", "2"), env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "already on file" in again.stdout and "Traceback" not in again.stderr
+    runs = sweep.read_results(out).runs
+    assert len(runs) == 4 and len({r["key"] for r in runs}) == 4  # none twice, none lost
+    table = subprocess.run(
+        [sys.executable, "-m", "tutor", "sweep", "--out", str(out), "--report"], capture_output=True, text=True
+    )
+    assert table.returncode == 0 and "1 of 1" in table.stdout  # no-norm at 0.3 diverges within 4 steps
+
+
+def shipped_runs() -> list[dict[str, object]]:
+    results = sweep.read_results(SHIPPED)
+    assert results.problem is None, results.problem
+    return results.runs
+
+
+def test_the_shipped_grid_is_the_stability_preset_whole() -> None:
+    from tutor.commands.sweep import PRESETS
+
+    runs = shipped_runs()
+    expected = {s.key() for s in sweep.grid(**PRESETS["stability"])}
+    assert {r["key"] for r in runs} == expected and len(runs) == len(expected) == 216
+    for cell in sweep.cells(runs):
+        assert cell.n == 3  # every cell: three seeds
+
+
+def test_one_shipped_cell_is_reproduced_bit_for_bit(tmp_path: Path) -> None:
+    """No-norm, 4×64, lr 0.3, no warm-up: its three seeds again (they diverge within a few dozen steps)."""
+    runs = [r for r in shipped_runs() if (r["shape"], r["norm"], r["lr"], r["warmup"]) == ("4x64", "none", 0.3, 0)]
+    assert len(runs) == 3
+    specs = {s.key(): s for s in sweep.grid(norms=("none",), learning_rates=(0.3,), warmups=(0.0,), shapes=("4x64",),
+                                              seeds=(0, 1, 2), steps=400, eval_every=25)}  # fmt: skip
+    corpus = load_corpus(None)
+    for shipped in runs:
+        again = sweep.train_run(specs[str(shipped["key"])], corpus, tmp_path)
+        assert json.dumps(again, sort_keys=True) == json.dumps(shipped, sort_keys=True)
