@@ -440,6 +440,12 @@ def test_recipe_flags_change_the_variant_and_the_checkpoint_records_them(
     assert recipe["name"] == "tiny+norm=none+blocks=3+d-model=24+lr=0.03+min-lr=0.003+warmup=2+clip=0"
     assert read_safetensors(out)[1]["name"] == recipe["name"]
     assert model.load(out).config.norm == "none"
+    from tutor.model_words import describe_checkpoint  # what `tutor --model FILE` says of it
+
+    said = describe_checkpoint(out, "en")
+    assert said is not None and said.startswith("Model m.safetensors: tiny with 3 blocks of width 24, no LayerNorm")
+    assert "learning rate 3e-2, no gradient clipping, trained 8 of 8 steps, validation loss" in said
+    assert "没有 LayerNorm" in (describe_checkpoint(out, "zh") or "")
     assert main(["train", "--variant", "tiny", "--corpus", str(lessons), "--out", str(out), "--resume"]) == 0
 
 

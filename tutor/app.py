@@ -123,6 +123,7 @@ class TutorApp(App[None]):
         self.screen_model = ScreenModel()  # what the terminal shows: only changed cells are sent
         self.collector: IdleCollector | None = None  # full garbage-collector passes between keys (on_mount)
         self._first_frame_drawn = False
+        self.model_notice: str | None = None  # `tutor --model FILE`: the recipe it was trained by (tutor.commands.app)
         self.localize_palette_key()
 
     # -- the command palette, in the learner's language -----------------------------------------
@@ -201,6 +202,8 @@ class TutorApp(App[None]):
             await self.push_screen(self.main)
             if self._progress_notice:
                 self.notify(self._progress_notice, severity="warning", timeout=10)
+            if self.model_notice:
+                self.notify(self.model_notice, timeout=15)
             start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
             await self.open_lesson(start, resume=True)
             await self.main.panels_settled()

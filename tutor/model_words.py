@@ -8,6 +8,11 @@ deep with post-norm, no warm-up".
 
 from __future__ import annotations
 
+import json
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
 from tutor.i18n import pick
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
@@ -28,6 +33,19 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "no_warmup": ("no warm-up", "没有预热"),
     "warmup": ("{steps} warm-up steps", "预热 {steps} 步"),
     "rate": ("learning rate {rate}", "学习率 {rate}"),
+    "heads": ("{heads} heads", "{heads} 个注意力头"),
+    "no_clip": ("no gradient clipping", "不裁剪梯度"),
+    "clip": ("gradients clipped at {clip}", "梯度裁剪到 {clip}"),
+    "trained": (
+        "trained {step} of {steps} steps, validation loss {loss:.3f}",
+        "训练了 {step}/{steps} 步，验证损失 {loss:.3f}",
+    ),
+    "diverged": (
+        "diverged at step {step}: this is its last good checkpoint",
+        "第 {step} 步发散：这是它最后一个正常的检查点",
+    ),
+    "checkpoint": ("Model {name}: {what}", "模型 {name}：{what}"),
+    "same_as": ("{base}'s recipe", "与 {base} 相同的配方"),
     "separator": (", ", "，"),
     "variant_of": ("{base} with {what}", "{base}，{what}"),
 }
@@ -49,7 +67,17 @@ def describe_variant(name: str, lang: str) -> str:
         return ""
     family = name.split("-")[0]  # "deep-postnorm" is deep's variant, "deep" and "nope" are tiny's
     base = RECIPES[family] if family != name and family in RECIPES else RECIPES[DEFAULT_MODEL]
-    if recipe == base:
+    return describe_recipe(recipe, base, lang)
+
+
+def describe_recipe(recipe: Any, base: Any, lang: str, name_base: bool = False) -> str:
+    """What sets `recipe` apart from `base` (both `model.train.Recipe`), in one line; `name_base`: say which base
+    even when it is the default model."""
+    from model import DEFAULT_MODEL
+
+    if name_base and recipe == replace(base, name=recipe.name):
+        return pick(WORDS, "same_as", lang, base=base.name)
+    if recipe == replace(base, name=recipe.name):
         return pick(WORDS, "default", lang, blocks=base.n_layers, d=base.d_model)
     parts = []
     if (recipe.n_layers, recipe.d_model) != (base.n_layers, base.d_model):
@@ -72,5 +100,41 @@ def describe_variant(name: str, lang: str) -> str:
         parts.append(
             pick(WORDS, "rate", lang, rate=short_number(recipe.learning_rate), default=short_number(base.learning_rate))
         )
+    if recipe.n_heads != base.n_heads:
+        parts.append(pick(WORDS, "heads", lang, heads=recipe.n_heads))
+    if recipe.grad_clip != base.grad_clip:
+        clip = (
+            pick(WORDS, "clip", lang, clip=f"{recipe.grad_clip:g}")
+            if recipe.grad_clip
+            else pick(WORDS, "no_clip", lang)
+        )
+        parts.append(clip)
     what = pick(WORDS, "separator", lang).join(parts)
-    return what if base.name == DEFAULT_MODEL else pick(WORDS, "variant_of", lang, base=base.name, what=what)
+    if base.name == DEFAULT_MODEL and not name_base:
+        return what
+    return pick(WORDS, "variant_of", lang, base=base.name, what=what)
+
+
+def describe_checkpoint(path: Path, lang: str) -> str | None:
+    """For a checkpoint `tutor train` wrote: its recipe against the variant it started from, how far it trained
+    and its last validation loss, in one line; None for a file with no training record (or a shipped one)."""
+    from model.train import RECIPES, Recipe
+    from model.weights import WeightsError, read_safetensors
+
+    try:
+        metadata = read_safetensors(path)[1]
+        info = json.loads(metadata["training"])
+        known = {f.name for f in fields(Recipe)}
+        recipe = Recipe(**{k: v for k, v in info["recipe"].items() if k in known})
+        step, steps, loss = int(info["step"]), int(info["total_steps"]), float(info["val_loss"][-1][1])
+    except (WeightsError, OSError, KeyError, TypeError, ValueError, IndexError):
+        return None
+    base = RECIPES.get(str(recipe.name).split("+")[0], RECIPES["tiny"])
+    parts = [
+        describe_recipe(recipe, base, lang, name_base=True),
+        pick(WORDS, "trained", lang, step=step, steps=steps, loss=loss),
+    ]
+    if isinstance(info.get("diverged"), dict) and isinstance(info["diverged"].get("step"), int):
+        parts.append(pick(WORDS, "diverged", lang, step=info["diverged"]["step"]))
+    name = "".join(ch for ch in path.name if ch.isprintable())  # a file name is text a stranger may have chosen
+    return pick(WORDS, "checkpoint", lang, name=name, what=pick(WORDS, "separator", lang).join(parts))

@@ -24,7 +24,13 @@ def run(args: argparse.Namespace) -> int:
         from tutor.patches.parent_death import hang_up_with_parent
 
         hang_up_with_parent()  # a killed server leaves no tutor behind (it saves and leaves on SIGHUP)
-    from tutor.app import TutorApp
+    from pathlib import Path
 
-    TutorApp(gpt, args.lang, resume_model=args.model is None).run()
+    from tutor.app import TutorApp
+    from tutor.model_words import describe_checkpoint
+
+    app = TutorApp(gpt, args.lang, resume_model=args.model is None)
+    if args.model and args.model not in model.shipped_models() and Path(args.model).expanduser().is_file():
+        app.model_notice = describe_checkpoint(Path(args.model).expanduser(), args.lang)  # its recipe, once
+    app.run()
     return 0
