@@ -27,17 +27,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from itertools import product
 from pathlib import Path
+from types import SimpleNamespace
 
 from model.corpus import Corpus
 from model.train import GROWTH, RECIPES, Progress, Recipe, new_state, recipe_changes, run
 
 FORMAT = "tutor-sweep/1"
+SHIPPED_RESULTS = Path(__file__).parent / "data"  # stability.jsonl.gz, depth-seeds.jsonl.gz
 # The two shapes of the grid: tiny's 4 blocks of 64, and the depth family's 16 of 32 (the same 12·L·d² weights).
 SHAPES: dict[str, dict[str, int]] = {
     "4x64": {"n_layers": 4, "d_model": 64, "d_mlp": 256},
     "16x32": {"n_layers": 16, "d_model": 32, "d_mlp": 128},
 }
 STALLED_MARGIN = 0.1  # a finished run that ends within this many nats of the unigram loss learned nothing more
+COLLAPSED_SIMILARITY = 0.9  # mean cos between positions after the last block: above it, one vector for every token
+SPIKE_JUMP = 1.0  # nats above the median of the previous SPIKE_WINDOW steps' losses: a loss spike
+SPIKE_WINDOW = 50
 MAX_LINE = 4_000_000  # bytes: no honest run writes a longer line (2000 steps ≈ 200 kB)
 MAX_FILE = 64_000_000  # bytes read at most (the shipped grid is ~4 MB unpacked)
 
@@ -142,6 +147,35 @@ def run_record(spec: RunSpec, state: object) -> dict[str, object]:
         trained = s.depth["trained"]
         record["last_block_similarity"] = float(trained["similarity"][-1])
     return record
+
+
+def loss_spikes(train_loss: list[float | None]) -> list[int]:
+    """The steps (from 1) whose training loss jumped SPIKE_JUMP nats above the median of the SPIKE_WINDOW before."""
+    spikes = []
+    for t in range(1, len(train_loss)):
+        loss = train_loss[t]
+        window = sorted(x for x in train_loss[max(0, t - SPIKE_WINDOW) : t] if x is not None)
+        if loss is not None and window and loss - window[len(window) // 2] > SPIKE_JUMP:
+            spikes.append(t + 1)
+    return spikes
+
+
+def record_from_checkpoint(spec: RunSpec, metadata: dict[str, str]) -> dict[str, object]:
+    """`run_record` of a run `tutor train` wrote (its checkpoint's metadata): for runs trained before growth was
+    recorded, whose growth lists then hold None."""
+    info = json.loads(metadata["training"])
+    step = int(info["step"])
+    growth = info.get("growth") or {k: [math.nan] * step for k in GROWTH}
+    state = SimpleNamespace(
+        train_curve=[float(x) for x in info["train_loss"]],
+        growth={k: [float(x) for x in growth[k]] for k in GROWTH},
+        diverged=info.get("diverged"),
+        val_curve=[(int(a), float(b)) for a, b in info["val_loss"]],
+        baselines=info["baselines"],
+        depth=info.get("depth"),
+        step=step,
+    )
+    return run_record(spec, state)
 
 
 def train_run(

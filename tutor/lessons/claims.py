@@ -43,6 +43,21 @@ likeliest token (by the model's own logits) is drawn with (`model.sampling.sampl
 setting the keys reach (`tutor.sampling`): `T1` is T = 1, `T0_5` T = 0.5, `T0` T = 0 (the argmax),
 `T1_k3` T = 1 with top-k = 3; `M.sample.top_id` is that likeliest token's id.
 
+`stability.…`: the shipped learning-rate sweep (model/data/stability.jsonl.gz, `tutor sweep --grid stability`).
+`stability.lr[i]` is the i-th peak learning rate of the grid (smallest first); a cell is
+`stability.SHAPE.NORM.WARMUP.lr[i]` with SHAPE `s4x64` or `s16x32`, NORM `pre`, `post` or `none`, WARMUP `warm`
+(10 % of the steps) or `cold` (none), and it has `runs`, `diverged`, `stalled`, `trained` (how many seeds),
+`median`, `min`, `max` (the final validation losses of the runs that did not diverge), `first_diverged`,
+`last_diverged` (the earliest and latest step at which a run diverged). Per wiring, `….WARMUP.stable_lr` is the
+largest peak rate at which every seed trained (0 if none did), and `….WARMUP.best_lr` / `best_median` where the
+median final loss is lowest. `stability.unigram` is the unigram loss.
+`stability.growth.…`: over every diverged run of the grid, for each quantity Q of `model.train.GROWTH`,
+`Q.first` (in how many runs Q was the first to grow tenfold over its own median of the run's first 20 steps) and
+`runs` (how many diverged runs there are).
+`seeds.VARIANT.…` (VARIANT with `_` for `-`, e.g. `deep_postnorm`): the depth family over seeds
+(model/data/depth-seeds.jsonl.gz): `runs`, `collapsed` (last-block cos ≥ 0.9), `spiked` (runs with a loss spike),
+`stalled`, `diverged`, `median`, `min`, `max`, and per seed `loss[s]`, `similarity[s]`, `spikes[s]`.
+
 `M.heads.block[b].…`: block b's attention on `WALK_PROMPT`, over every query but the first,
 `prev_mean[h]` and `prev_min[h]` (head h's weight on the token just before the query: mean, least),
 `prev_head` (the head with the largest mean) and `others_max` (the largest mean of the other heads).
@@ -232,12 +247,109 @@ def _learned_positions(wpe: Any) -> dict[str, Any]:
     }
 
 
+GROWTH_FACTOR = 10.0  # "grew": ten times the run's own median over its first GROWTH_BASE steps
+GROWTH_BASE = 20
+
+
+@cache
+def _results(name: str) -> list[dict[str, Any]]:
+    from model.sweep import SHIPPED_RESULTS, read_results
+
+    path = SHIPPED_RESULTS / f"{name}.jsonl.gz"
+    results = read_results(path)
+    if results.problem:
+        raise ClaimError(f"shipped results: {results.problem}")
+    return results.runs
+
+
+def _cell_facts(cell: Any) -> dict[str, Any]:
+    losses = cell.final_losses()
+    steps = cell.diverged_steps()
+    return {
+        "runs": cell.n,
+        "diverged": cell.count("diverged"),
+        "stalled": cell.count("stalled"),
+        "trained": cell.count("trained"),
+        **({"median": cell.median(), "min": losses[0], "max": losses[-1]} if losses else {}),
+        **({"first_diverged": steps[0], "last_diverged": steps[-1]} if steps else {}),
+    }
+
+
+def first_to_grow(record: dict[str, Any]) -> str | None:
+    """Which growth quantity of a run first reached GROWTH_FACTOR × its median over the first GROWTH_BASE steps."""
+    from model.train import GROWTH
+
+    firsts: dict[str, int] = {}
+    for name in GROWTH:
+        values = record["growth"].get(name) or []
+        base = sorted(x for x in values[:GROWTH_BASE] if x is not None)
+        if not base:
+            continue
+        limit = GROWTH_FACTOR * base[len(base) // 2]
+        crossed = next((i for i, x in enumerate(values) if x is None or x >= limit), None)
+        if crossed is not None:
+            firsts[name] = crossed
+    if not firsts:
+        return None
+    earliest = min(firsts.values())
+    tied = [name for name in GROWTH if firsts.get(name) == earliest]
+    return tied[0] if len(tied) == 1 else None  # a tie names no single first
+
+
+@cache
+def _stability_facts() -> dict[str, Any]:
+    from model.sweep import cells
+    from model.train import GROWTH
+
+    runs = _results("stability")
+    lrs = sorted({float(r["lr"]) for r in runs})
+    facts: dict[str, Any] = {"lr": lrs, "unigram": float(runs[0]["unigram"]) if runs else math.nan}
+    for cell in cells(runs):
+        wiring = facts.setdefault(f"s{cell.shape}", {}).setdefault(cell.norm, {})
+        warm = wiring.setdefault("warm" if cell.warmup else "cold", {"lr": [{} for _ in lrs]})
+        warm["lr"][lrs.index(cell.lr)] = _cell_facts(cell)
+    for shape in [v for k, v in facts.items() if k.startswith("s")]:
+        for wiring in shape.values():
+            for warm in wiring.values():
+                trained = [lr for lr, c in zip(lrs, warm["lr"], strict=True) if c and c["trained"] == c["runs"]]
+                warm["stable_lr"] = max(trained, default=0.0)
+                medians = [(c["median"], lr) for lr, c in zip(lrs, warm["lr"], strict=True) if c.get("median")]
+                if medians:
+                    warm["best_median"], warm["best_lr"] = min(medians)
+    diverged = [r for r in runs if r["diverged"]]
+    firsts = [first_to_grow(r) for r in diverged]
+    facts["growth"] = {"runs": len(diverged)} | {name: {"first": firsts.count(name)} for name in GROWTH}
+    return facts
+
+
+@cache
+def _seed_facts() -> dict[str, Any]:
+    from model.sweep import COLLAPSED_SIMILARITY, cells, loss_spikes
+
+    facts: dict[str, Any] = {}
+    runs = _results("depth-seeds")
+    for name in {str(r["name"]) for r in runs}:
+        mine = sorted((r for r in runs if r["name"] == name), key=lambda r: int(r["seed"]))
+        (cell,) = cells(mine)
+        similarity = [float(r.get("last_block_similarity", math.nan)) for r in mine]
+        spikes = [len(loss_spikes(r["train_loss"])) for r in mine]
+        facts[name.replace("-", "_")] = _cell_facts(cell) | {
+            "collapsed": sum(s >= COLLAPSED_SIMILARITY for s in similarity),
+            "spiked": sum(n > 0 for n in spikes),
+            "loss": [r["final_val_loss"] if r["final_val_loss"] is not None else math.nan for r in mine],
+            "similarity": similarity,
+            "spikes": spikes,
+        }
+    return facts
+
+
 def measure(path: str) -> float:
     """The value of a measure `MODEL.what[.more][i]` (see the module's docstring)."""
     name, _, rest = path.partition(".")
     if not rest:
         raise ClaimError(f"measure {path!r} must be MODEL.WHAT, e.g. tiny.vocab_size")
-    value: Any = _model_facts(name)
+    facts = {"stability": _stability_facts, "seeds": _seed_facts}
+    value: Any = facts[name]() if name in facts else _model_facts(name)
     for part in rest.split("."):
         match = _PATH_PART.match(part)
         if match is None or not isinstance(value, dict) or match.group("key") not in value:

@@ -1,0 +1,56 @@
+"""Write `model/data/depth-seeds.jsonl.gz`: the depth family over seeds, in `tutor sweep`'s results format.
+
+    for seed in 1 2; do for v in deep deep-postnorm deep-nonorm deep-nowarmup deep-postnorm-nowarmup; do
+        tutor train --variant $v --seed $seed --out runs/$v-s$seed.safetensors; done; done
+    python scripts/depth_seeds.py runs/
+
+Seed 0 of each variant is the shipped checkpoint (model/weights/), seeds 1 and 2 are `runs/VARIANT-sSEED.safetensors`,
+each the variant's own recipe, 3000 steps. The records are read from the checkpoints' training metadata
+(`model.sweep.record_from_checkpoint`): these runs were trained before every step's growth figures were recorded,
+so their growth lists hold None. `tutor sweep --grid depth` trains the same runs (bit for bit: watching changes no
+weight) and records the growth too; it takes about 15 × 5 minutes on one core.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from model.sweep import FORMAT, RunSpec, record_from_checkpoint, shape_of  # noqa: E402
+from model.train import RECIPES  # noqa: E402
+from model.weights import SHIPPED_DIR, read_safetensors  # noqa: E402
+from tutor.commands.sweep import PRESETS  # noqa: E402
+
+OUT = ROOT / "model" / "data" / "depth-seeds.jsonl.gz"
+
+
+def main() -> int:
+    if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
+        print(__doc__)
+        return 2
+    runs = Path(sys.argv[1])
+    lines = [json.dumps({"format": FORMAT})]
+    for variant in PRESETS["depth"]["variants"]:
+        recipe = RECIPES[variant]
+        for seed in PRESETS["depth"]["seeds"]:
+            path = SHIPPED_DIR / f"{variant}.safetensors" if seed == 0 else runs / f"{variant}-s{seed}.safetensors"
+            metadata = read_safetensors(path)[1]
+            info = json.loads(metadata["training"])
+            if info["recipe"] != json.loads(json.dumps(vars(recipe))) or int(info["seed"]) != seed:
+                print(f"{path}: not {variant} with seed {seed}")
+                return 1
+            record = record_from_checkpoint(RunSpec(recipe, seed, recipe.steps, shape_of(recipe)), metadata)
+            lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+    with OUT.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as out:
+        out.write(("\n".join(lines) + "\n").encode())
+    print(f"wrote {OUT}: {len(lines) - 1} runs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
