@@ -330,3 +330,40 @@ def cells(runs: Iterable[dict[str, object]]) -> list[Cell]:
 def _cell_order(key: tuple) -> tuple:
     shape, norm, lr, warmup = key
     return (str(shape), ("pre", "post", "none").index(norm) if norm in ("pre", "post", "none") else 3, -warmup, lr)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One variant's runs over seeds (the depth family): its cell, and per seed the figures that tell a
+    healthy run from a sick one: the cos between positions after the last block, the loss spikes."""
+
+    name: str
+    cell: Cell
+
+    @property
+    def similarity(self) -> list[float]:
+        return [float(r.get("last_block_similarity", math.nan)) for r in self.cell.runs]  # type: ignore[arg-type]
+
+    @property
+    def spikes(self) -> list[list[int]]:
+        return [loss_spikes(r["train_loss"]) for r in self.cell.runs]  # type: ignore[arg-type]
+
+    @property
+    def collapsed(self) -> int:
+        return sum(s >= COLLAPSED_SIMILARITY for s in self.similarity)
+
+    @property
+    def spiked(self) -> int:
+        return sum(bool(s) for s in self.spikes)
+
+    def final_loss(self, seed_index: int) -> float | None:
+        value = self.cell.runs[seed_index]["final_val_loss"]
+        return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def variants(runs: Iterable[dict[str, object]]) -> list[Variant]:
+    """The runs grouped by recipe name, in the order the names first appear."""
+    names: dict[str, list[dict[str, object]]] = {}
+    for r in runs:
+        names.setdefault(str(r["name"]), []).append(r)
+    return [Variant(name, cells(rs)[0]) for name, rs in names.items() if len(cells(rs)) == 1]

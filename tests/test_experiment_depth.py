@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 from helpers import make_app, open_experiment, open_from_practice_menu, screen_text, settle
+from hypothesis import given
+from hypothesis import strategies as st
 
+from model import sweep
 from model.weights import SHIPPED_DIR, read_safetensors
 from tutor.screens.experiments import depth_lab, live_training
 from tutor.screens.experiments.depth_lab import FAMILY, LOSS_STEPS, DepthLabScreen, figure
@@ -329,7 +332,7 @@ async def test_live_training_trains_the_pair_and_draws_it(store, quick_live, own
         chart = app.screen.query_one(LineChart)
         assert [len(s.xs) for s in chart.series[:2]] == [3, 3]
         text = screen_text(app)
-        assert "Live: done" in text and "View 7/7 (v): live validation loss" in text
+        assert "Live: done" in text and "View 8/8 (v): live validation loss" in text
         last = [live.val_loss[name][-1][1] for name in live.settings.variants]
         assert re.search(rf"^\s*6\s+{last[0]:.3f}\s+{last[1]:.3f}\s*$", screen_text(app, "#depth-table-box"), re.M)
         assert f"deep-postnorm {last[0]:.3f}" in text
@@ -556,3 +559,87 @@ def test_the_checker_knows_the_labs_options() -> None:
     assert any("deap" in p for p in problems) and any("grads" in p for p in problems)
     assert list(_depth_lab_problems({"name": "drift", "view": "loss"})) == ["only the depth lab takes view"]
     assert list(_depth_lab_problems({"name": "depth", "left": "deep", "right": "deep"}))
+
+
+# -- the family over seeds ---------------------------------------------------------------------------
+
+
+def seed_runs(name: str, finals: list[float | None], similarity: list[float], spikes: list[bool]) -> list[dict]:
+    """A variant's records over seeds, as the results file holds them."""
+    runs = []
+    for seed, (final, cos, spiked) in enumerate(zip(finals, similarity, spikes, strict=True)):
+        losses = [3.0] * 60 + ([9.0] if spiked else [3.0]) + [3.0] * 5
+        runs.append(
+            {
+                "key": f"{name}-{seed}",
+                "name": name,
+                "shape": "16x32",
+                "norm": "post",
+                "lr": 0.01,
+                "warmup": 300,
+                "seed": seed,
+                "outcome": "diverged" if final is None else "trained",
+                "final_val_loss": final,
+                "diverged": {"step": 40, "what": "loss"} if final is None else None,
+                "train_loss": losses,
+                "last_block_similarity": cos,
+            }
+        )
+    return runs
+
+
+@given(
+    st.integers(1, 6).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.none() | st.floats(1.0, 4.0), min_size=n, max_size=n),
+            st.lists(st.floats(-1.0, 1.0), min_size=n, max_size=n),
+            st.lists(st.booleans(), min_size=n, max_size=n),
+        )
+    ),
+    st.sampled_from(["en", "zh"]),
+)
+def test_the_seed_sentence_says_how_often_and_never_more(runs: tuple, lang: str) -> None:
+    finals, similarity, spikes = runs
+    (variant,) = sweep.variants(seed_runs("deep-postnorm", finals, similarity, spikes))
+    n, collapsed, spiked = len(finals), sum(c >= sweep.COLLAPSED_SIMILARITY for c in similarity), sum(spikes)
+    assert (variant.collapsed, variant.spiked) == (collapsed, spiked)
+    said = depth_lab.seed_sentence(variant, lang)
+    for k in (collapsed, spiked):
+        phrase = depth_lab.how_often(k, n, lang)
+        assert phrase in said
+        every, none = ("every seed", "no seed") if lang == "en" else ("每个种子都是", "没有一个种子")
+        assert (every in phrase) == (k == n) and (none in phrase) == (k == 0)
+        assert f"{k} of {n}" in phrase if lang == "en" else f"{k}/{n}" in phrase or f"{n} 个种子里有 {k} 个" in phrase
+    finite = sorted(f for f in finals if f is not None)
+    if finite:
+        assert f"{finite[0]:.3f}" in said and f"{finite[-1]:.3f}" in said
+    else:
+        assert said.rstrip("。.").endswith("—")
+
+
+async def test_the_seeds_view_is_the_results_file(store) -> None:
+    results = sweep.read_results(sweep.SHIPPED_RESULTS / "depth-seeds.jsonl.gz")
+    assert results.problem is None and results.runs
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_lab(pilot)
+        await show(pilot, screen, "seeds")
+        text = screen_text(app)
+        for variant in sweep.variants(results.runs):
+            n = variant.cell.n
+            row = next(line for line in text.split("\n") if re.match(rf"\s*{re.escape(variant.name)}\s+{n}\s", line))
+            losses = [variant.final_loss(i) for i in range(n)]
+            assert " ".join("—" if x is None else f"{x:.3f}" for x in losses) in row
+            assert f"{variant.collapsed}/{n}" in row and f"{variant.spiked}/{n}" in row
+            assert depth_lab.seed_sentence(variant, "en") in " ".join(text.split())
+
+
+async def test_without_the_seeds_file_the_view_says_so(store, monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr(depth_lab, "SHIPPED_RESULTS", tmp_path)
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_lab(pilot)
+        await show(pilot, screen, "seeds")
+        assert f"No results over seeds: no results file at {tmp_path / 'depth-seeds.jsonl.gz'}" in " ".join(
+            screen_text(app).split()
+        )

@@ -324,23 +324,19 @@ def _stability_facts() -> dict[str, Any]:
 
 @cache
 def _seed_facts() -> dict[str, Any]:
-    from model.sweep import COLLAPSED_SIMILARITY, cells, loss_spikes
+    from model.sweep import variants
 
-    facts: dict[str, Any] = {}
-    runs = _results("depth-seeds")
-    for name in {str(r["name"]) for r in runs}:
-        mine = sorted((r for r in runs if r["name"] == name), key=lambda r: int(r["seed"]))
-        (cell,) = cells(mine)
-        similarity = [float(r.get("last_block_similarity", math.nan)) for r in mine]
-        spikes = [len(loss_spikes(r["train_loss"])) for r in mine]
-        facts[name.replace("-", "_")] = _cell_facts(cell) | {
-            "collapsed": sum(s >= COLLAPSED_SIMILARITY for s in similarity),
-            "spiked": sum(n > 0 for n in spikes),
-            "loss": [r["final_val_loss"] if r["final_val_loss"] is not None else math.nan for r in mine],
-            "similarity": similarity,
-            "spikes": spikes,
+    return {
+        v.name.replace("-", "_"): _cell_facts(v.cell)
+        | {
+            "collapsed": v.collapsed,
+            "spiked": v.spiked,
+            "loss": [math.nan if x is None else x for x in map(v.final_loss, range(v.cell.n))],
+            "similarity": v.similarity,
+            "spikes": [len(s) for s in v.spikes],
         }
-    return facts
+        for v in variants(_results("depth-seeds"))
+    }
 
 
 def measure(path: str) -> float:

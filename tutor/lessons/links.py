@@ -20,7 +20,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "quiz": ("id",),
 }
 # what a link may open the depth lab on: its left and right model (shipped variants) and its view
-DEPTH_LAB_VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity", "family")
+DEPTH_LAB_VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity", "family", "seeds")
 _LINK = re.compile(r"\]\(\s*(?:<(?P<angled>tutor:[^>\n]*)>|(?P<href>tutor:[^)\s>]*))\s*\)")
 
 

@@ -28,6 +28,15 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from model import GPT
+from model.sweep import (
+    COLLAPSED_SIMILARITY,
+    SHIPPED_RESULTS,
+    SPIKE_JUMP,
+    SPIKE_WINDOW,
+    Variant,
+    read_results,
+    variants,
+)
 from model.weights import SHIPPED_DIR
 from tutor.host import Host
 from tutor.i18n import pick
@@ -191,6 +200,28 @@ WORDS: dict[str, tuple[str, str]] = {
     "bad_table": ("a profile is not a table", "某个剖面不是一张表"),
     "bad_length": ("{what} is not {n} numbers", "{what} 不是 {n} 个数"),
     "bad_number": ("{what} holds something that is not a number", "{what} 里有不是数的值"),
+    "title_seeds": ("the family over seeds: how often", "多个种子下的深度家族：出现了几次"),
+    "note_seeds": (
+        "Each variant trained with seeds 0, 1, 2 by the same recipe (seed 0 is the shipped model). A result is "
+        "robust only when every seed shows it; otherwise read how often. Collapsed: cos between positions after "
+        "the last block ≥ {collapse}; a spike: a step's loss more than {jump} nat above the median of the {window} before.",
+        "每个变体用同一个配方、种子 0、1、2 各训练一次（种子 0 就是随附的模型）。只有每个种子都出现的结果才算稳定，"
+        "否则要看出现了几次。塌缩：最后一块之后位置之间的 cos ≥ {collapse}；尖峰：某一步的损失比前 {window} 步的中位数"
+        "高出 {jump} nats 以上。",
+    ),
+    "short_seeds": ("Seeds 0, 1, 2; robust only when every seed shows it.", "种子 0、1、2；每个种子都出现才算稳定。"),
+    "no_seeds": ("No results over seeds: {problem}", "没有多种子的结果：{problem}"),
+    "col_seeds": ("seeds", "种子"),
+    "col_losses": ("final loss by seed", "各种子的最终损失"),
+    "col_collapsed": ("collapsed", "塌缩"),
+    "col_spiked": ("spikes", "尖峰"),
+    "every_seed": ("in every seed ({n} of {n})", "每个种子都是（{n}/{n}）"),
+    "no_seed": ("in no seed (0 of {n})", "没有一个种子（0/{n}）"),
+    "some_seeds": ("in {k} of {n} seeds", "{n} 个种子里有 {k} 个"),
+    "seed_sentence": (
+        "{name}: collapsed {collapsed}; loss spikes {spiked}; final loss {losses}.",
+        "{name}：塌缩——{collapsed}；损失尖峰——{spiked}；最终损失 {losses}。",
+    ),
     "too_few": (
         "The depth lab needs two shipped models with a depth record; it found {n}.",
         "深度实验室需要两个带深度记录的随附模型；只找到 {n} 个。",
@@ -306,6 +337,37 @@ def load_lab(folder: Path, names: tuple[str, ...] = FAMILY) -> tuple[list[LabRec
     return records, left_out
 
 
+def how_often(k: int, n: int, lang: str) -> str:
+    """ "in every seed" only when k = n, "in no seed" only when k = 0, else "in k of n seeds"."""
+    if n > 0 and k == n:
+        return pick(WORDS, "every_seed", lang, n=n)
+    if k == 0:
+        return pick(WORDS, "no_seed", lang, n=n)
+    return pick(WORDS, "some_seeds", lang, k=k, n=n)
+
+
+def seed_sentence(variant: Variant, lang: str) -> str:
+    """One variant over its seeds: how often it collapsed and spiked, and its final losses (— where it diverged)."""
+    n = variant.cell.n
+    losses = [variant.final_loss(i) for i in range(n)]
+    finite = sorted(x for x in losses if x is not None)
+    if not finite:
+        span = "—"
+    elif finite[0] == finite[-1]:
+        span = f"{finite[0]:.3f}"
+    else:
+        span = f"{finite[0]:.3f}–{finite[-1]:.3f}"
+    return pick(
+        WORDS,
+        "seed_sentence",
+        lang,
+        name=variant.name,
+        collapsed=how_often(variant.collapsed, n, lang),
+        spiked=how_often(variant.spiked, n, lang),
+        losses=span,
+    )
+
+
 def spread(values: list[float]) -> float:
     """max ÷ min of the positive finite values (1 when there are fewer than two)."""
     positive = [v for v in values if math.isfinite(v) and v > 0]
@@ -351,6 +413,8 @@ class DepthLabScreen(LiveTrainingScreen):
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
         localize_bindings(self, KEY_WORDS, lang)
         self.records, self.left_out = load_lab(SHIPPED_DIR)
+        seeds = read_results(SHIPPED_RESULTS / "depth-seeds.jsonl.gz")
+        self.seeds, self.seeds_problem = variants(seeds.runs), seeds.problem
         names = [r.name for r in self.records]
         pair = [names.index(n) for n in PAIR if n in names] if all(n in names for n in PAIR) else [0, 1]
         self.left, self.right = pair[0], pair[1]  # indices into `records`
@@ -456,9 +520,11 @@ class DepthLabScreen(LiveTrainingScreen):
             return
         self.query_one("#depth-pair", Static).update(Group(*(self.describe(side) for side in ("left", "right"))))
         key = self.view_key
-        self.set_class(key == "family", "-family")
+        self.set_class(key in ("family", "seeds"), "-family")
         if key == "family":
             self.draw_family()
+        elif key == "seeds":
+            self.draw_seeds()
         elif key in ("loss", "live"):
             self.draw_loss(chart, live=key == "live")
         else:
@@ -562,17 +628,17 @@ class DepthLabScreen(LiveTrainingScreen):
             table.add_row(str(step), *cells)
         return table
 
-    def show_view(self, key: str, explain: str, table: Table) -> None:
+    def show_view(self, key: str, explain: str, table: Table | Group) -> None:
         """The view's title and reading above, the table beside the chart, as wide as its digits (and a scroll
         bar where it is taller than the room). Where the table takes the chart's place (a narrow window) the
         reading goes below the table: so the title is one line and the table's last row still shows."""
         box = self.query_one("#depth-table-box", VerticalScroll)
         note = self.query_one("#depth-note", Static)
-        if self.narrow or key == "family":  # the table takes the width the chart leaves (CSS)
+        if self.narrow or key in ("family", "seeds"):  # the table takes the width the chart leaves (CSS)
             box.styles.width = None
         else:
             box.styles.width = self.app.console.measure(table).maximum + 3  # the right padding, the scroll bar
-        if self.narrow and self.digits and key != "family":
+        if self.narrow and self.digits and key not in ("family", "seeds"):
             note.update(self.view_title(key, ""))
             self.query_one("#depth-table", Static).update(Group(table, Text(explain, style="dim")))
         else:
@@ -626,6 +692,29 @@ class DepthLabScreen(LiveTrainingScreen):
             columns.pop()
         explain = self.words("short_family" if self.narrow else "note_family")
         self.show_view("family", explain, table)
+
+    def draw_seeds(self) -> None:
+        """The depth family over seeds, a row a variant: how many seeds, the final loss of each, how often it
+        collapsed and spiked; below, one sentence a variant (`seed_sentence`)."""
+        if not self.seeds:
+            self.show_view("seeds", self.words("no_seeds", problem=self.seeds_problem or "—"), self.new_table([]))
+            return
+        columns = ["col_model", "col_seeds", "col_losses", "col_collapsed", "col_spiked"]
+        table = self.new_table([self.words(key) for key in columns])
+        table.columns[0].justify = "left"
+        for v in self.seeds:
+            losses = " ".join("—" if x is None else f"{x:.3f}" for x in map(v.final_loss, range(v.cell.n)))
+            n = v.cell.n
+            table.add_row(v.name, str(n), losses, f"{v.collapsed}/{n}", f"{v.spiked}/{n}")
+        explain = self.words(
+            "short_seeds" if self.narrow else "note_seeds",
+            collapse=COLLAPSED_SIMILARITY,
+            jump=f"{SPIKE_JUMP:g}",
+            window=SPIKE_WINDOW,
+        )
+        sentences = [seed_sentence(v, self.lang) for v in self.seeds]
+        box = Group(table, Text(""), *(Text(line) for line in sentences))
+        self.show_view("seeds", explain, box)
 
     def draw_layers(self, chart: LineChart, key: str) -> None:
         """A per-layer figure of both models at init (dashed) and trained, the table of its digits, the reading."""
