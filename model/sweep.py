@@ -61,9 +61,11 @@ class RunSpec:
     shape: str = ""  # the grid's name for the recipe's shape ("4x64"), for tables
 
     def key(self) -> str:
-        """What identifies the run in a results file: the whole recipe (its name aside), the seed, the steps."""
+        """What identifies the run in a results file: the whole recipe (its name and planned steps aside: the run's
+        own `steps` count), the seed, the steps. A shipped variant trained for its steps has its sweep run's key."""
         recipe = asdict(self.recipe)
         recipe.pop("name")
+        recipe.pop("steps")
         return json.dumps({"recipe": recipe, "seed": self.seed, "steps": self.steps}, sort_keys=True)
 
 

@@ -104,6 +104,7 @@ _TINY = Recipe()
 # The depth family: 16 blocks of d_model 32 hold the same matrix work per token as tiny's 4 of 64
 # (12·L·d² = 196,608 weights in the blocks), so depth is the only thing that changes.
 _DEEP = replace(_TINY, name="deep", n_layers=16, d_model=32, d_mlp=128)
+_FAST = replace(_TINY, learning_rate=0.1, min_learning_rate=0.01, warmup_steps=40, steps=400, eval_every=25)
 RECIPES: dict[str, Recipe] = {
     "tiny": _TINY,  # sinusoidal positions, pre-norm: the seed lesson's model
     "learned": replace(_TINY, name="learned", positional="learned"),
@@ -126,6 +127,11 @@ RECIPES: dict[str, Recipe] = {
     "deep-postnorm-lr1e-3": replace(
         _DEEP, name="deep-postnorm-lr1e-3", norm="post", learning_rate=1e-3, min_learning_rate=1e-4
     ),
+    # two runs of the stability sweep (`tutor sweep --grid stability`, seed 0), shipped to step through: at ten
+    # times tiny's rate, 400 steps with 40 warm-up, pre-norm trains and the model without LayerNorm diverges
+    # (its checkpoint is the last good one before that)
+    "tiny-lr1e-1": replace(_FAST, name="tiny-lr1e-1"),
+    "nonorm-lr1e-1": replace(_FAST, name="nonorm-lr1e-1", norm="none"),
 }
 
 

@@ -47,6 +47,11 @@ def test_the_key_ignores_the_name_and_sees_everything_else() -> None:
     assert replace(spec, recipe=replace(spec.recipe, name="other")).key() == spec.key()
     assert replace(spec, seed=1).key() != spec.key()
     assert replace(spec, recipe=replace(spec.recipe, learning_rate=0.02)).key() != spec.key()
+    assert replace(spec, recipe=replace(spec.recipe, steps=10)).key() == spec.key()  # the run's own steps count
+    assert replace(spec, steps=11).key() != spec.key()
+    fast = RECIPES["nonorm-lr1e-1"]  # a shipped variant is its sweep run
+    (run,) = sweep.grid(norms=("none",), learning_rates=(0.1,), warmups=(0.1,), seeds=(0,), steps=400, eval_every=25)
+    assert sweep.RunSpec(fast, 0, fast.steps).key() == run.key()
 
 
 def record(**changes: object) -> dict[str, object]:

@@ -31,9 +31,10 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "norm_pre": ("pre-norm", "pre-norm"),
     "no_residual": ("no residual connections", "没有残差连接"),
     "no_warmup": ("no warm-up", "没有预热"),
-    "warmup": ("{steps} warm-up steps", "预热 {steps} 步"),
-    "rate": ("learning rate {rate}", "学习率 {rate}"),
+    "warmup": ("warm-up {steps}", "预热 {steps} 步"),
+    "rate": ("lr {rate}", "学习率 {rate}"),
     "heads": ("{heads} heads", "{heads} 个注意力头"),
+    "steps": ("{steps} steps", "{steps} 步"),
     "no_clip": ("no gradient clipping", "不裁剪梯度"),
     "clip": ("gradients clipped at {clip}", "梯度裁剪到 {clip}"),
     "trained": (
@@ -100,6 +101,8 @@ def describe_recipe(recipe: Any, base: Any, lang: str, name_base: bool = False) 
         parts.append(
             pick(WORDS, "rate", lang, rate=short_number(recipe.learning_rate), default=short_number(base.learning_rate))
         )
+    if recipe.steps != base.steps:
+        parts.append(pick(WORDS, "steps", lang, steps=recipe.steps))
     if recipe.n_heads != base.n_heads:
         parts.append(pick(WORDS, "heads", lang, heads=recipe.n_heads))
     if recipe.grad_clip != base.grad_clip:

@@ -38,6 +38,8 @@ MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps the
     "deep-noresidual",
     "deep-lr1e-3",
     "deep-postnorm-lr1e-3",
+    "tiny-lr1e-1",
+    "nonorm-lr1e-1",
 )
 FENCES = ("tutor-code", "tutor-quiz", "tutor-check", "tutor-claims")
 FRONT_MATTER_KEYS = {"id": str, "order": int, "title": str, "prompt": str, "steps": list, "panels": list, "model": str}

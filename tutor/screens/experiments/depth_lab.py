@@ -204,7 +204,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "note_seeds": (
         "Each variant trained with seeds 0, 1, 2 by the same recipe (seed 0 is the shipped model). A result is "
         "robust only when every seed shows it; otherwise read how often. Collapsed: cos between positions after "
-        "the last block ≥ {collapse}; a spike: a step's loss more than {jump} nat above the median of the {window} before.",
+        "the last block ≥ {collapse}; a spike: a step's loss more than {jump} nat above the median of the "
+        "{window} before.",
         "每个变体用同一个配方、种子 0、1、2 各训练一次（种子 0 就是随附的模型）。只有每个种子都出现的结果才算稳定，"
         "否则要看出现了几次。塌缩：最后一块之后位置之间的 cos ≥ {collapse}；尖峰：某一步的损失比前 {window} 步的中位数"
         "高出 {jump} nats 以上。",

@@ -82,6 +82,8 @@ SERIES_LOOK: dict[str, tuple[str, str]] = {
     "deep-noresidual": ("#d70000", "R"),
     "deep-lr1e-3": ("#d7af87", "d"),
     "deep-postnorm-lr1e-3": ("#5fd7af", "p"),
+    "tiny-lr1e-1": ("#5fff00", "T"),
+    "nonorm-lr1e-1": ("#ff0000", "!"),
 }
 BASELINE_LOOK = {"unigram": ("#a8a8a8", "-"), "bigram": ("#767676", "=")}  # two greys: which line is which
 PAIR = ("tiny", "noresidual")  # the lesson's comparison: with and without the residual connections
