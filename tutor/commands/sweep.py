@@ -85,6 +85,7 @@ def add_arguments(sweep: argparse.ArgumentParser) -> None:
     sweep.add_argument("--jobs", type=int, metavar="J", help="runs at once (default: the cores, at most 2)")
     sweep.add_argument("--keep", metavar="DIR", help="keep each run's checkpoint in DIR (default: they are deleted)")
     sweep.add_argument("--report", action="store_true", help="print the table of the results file at --out and stop")
+    sweep.add_argument("--markdown", action="store_true", help="with --report: the table as Markdown")
 
 
 def axes_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -137,7 +138,7 @@ def grid_problem(axes: dict[str, Any]) -> str | None:
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out or "sweep.jsonl").expanduser()
     if args.report:
-        return _report(out)
+        return _report(out, markdown=args.markdown)
     axes = axes_of(args)
     problem = grid_problem(axes)
     if problem:
@@ -275,21 +276,15 @@ def _run_all(specs: list[Any], out: Path, jobs: int, keep: Path | None) -> int:
 # -- the table --------------------------------------------------------------------------------------
 
 
-def _report(out: Path) -> int:
-    from rich.console import Console
-    from rich.table import Table
+REPORT_COLUMNS = ("shape", "norm", "warm-up", "peak lr", "runs", "diverged (at step)", "stalled", "final loss")
 
-    from model.sweep import cells, read_results
 
-    results = read_results(out)
-    if results.problem:
-        print(results.problem)
-    if not results.runs:
-        return 1 if results.problem else 0
-    table = Table(title=f"{out}: {len(results.runs)} runs")
-    for column in ("shape", "norm", "warm-up", "peak lr", "runs", "diverged (at step)", "stalled", "final loss"):
-        table.add_column(column, justify="right" if column in ("peak lr", "runs", "final loss") else "left")
-    for cell in cells(results.runs):
+def report_rows(runs: list[dict[str, object]]) -> list[list[str]]:
+    """A row a cell: k of n diverged (and at which steps), k of n stalled, the median and range of the final loss."""
+    from model.sweep import cells
+
+    rows = []
+    for cell in cells(runs):
         losses = cell.final_losses()
         if not losses:
             loss = "—"
@@ -299,9 +294,33 @@ def _report(out: Path) -> int:
             loss = f"{cell.median():.3f} ({losses[0]:.3f}–{losses[-1]:.3f})"
         steps = cell.diverged_steps()
         diverged = f"{len(steps)} of {cell.n}" + (f" ({', '.join(map(str, steps))})" if steps else "")
-        table.add_row(
-            cell.shape, cell.norm, str(cell.warmup), f"{cell.lr:g}", str(cell.n), diverged,
-            f"{cell.count('stalled')} of {cell.n}", loss,
-        )  # fmt: skip
-    Console().print(table)
+        stalled = f"{cell.count('stalled')} of {cell.n}"
+        rows.append([cell.shape, cell.norm, str(cell.warmup), f"{cell.lr:g}", str(cell.n), diverged, stalled, loss])
+    return rows
+
+
+def _report(out: Path, markdown: bool = False) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from model.sweep import read_results
+
+    results = read_results(out)
+    if results.problem:
+        print(results.problem)
+    if not results.runs:
+        return 1 if results.problem else 0
+    rows = report_rows(results.runs)
+    if markdown:
+        print("| " + " | ".join(REPORT_COLUMNS) + " |")
+        print("|" + "---|" * len(REPORT_COLUMNS))
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+        return 0
+    table = Table(title=f"{out}: {len(results.runs)} runs")
+    for column in REPORT_COLUMNS:
+        table.add_column(column, justify="right" if column in ("peak lr", "runs") else "left", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    Console(width=max(Console().width, 110)).print(table)
     return 0
