@@ -213,3 +213,59 @@ def test_one_shipped_cell_is_reproduced_bit_for_bit(tmp_path: Path) -> None:
     for shipped in runs:
         again = sweep.train_run(specs[str(shipped["key"])], corpus, tmp_path)
         assert json.dumps(again, sort_keys=True) == json.dumps(shipped, sort_keys=True)
+
+
+# -- what the lessons recompute from the results ----------------------------------------------------
+
+
+def growth_record(**series: list[float | None]) -> dict[str, object]:
+    steps = len(next(iter(series.values())))
+    flat = [1.0] * steps
+    return {"growth": {k: series.get(k, flat) for k in ("grad_norm", "max_attn_score", "max_logit", "stream_norm")}}
+
+
+def test_the_first_quantity_to_grow_tenfold() -> None:
+    from tutor.lessons.claims import first_to_grow
+
+    base = [1.0] * 20
+    assert first_to_grow(growth_record(max_attn_score=[*base, 5.0, 12.0, 50.0], grad_norm=[*base, 2.0, 3.0, 11.0])) == (
+        "max_attn_score"
+    )
+    assert first_to_grow(growth_record(stream_norm=[*base, 9.0, None], max_logit=[*base, 12.0, 30.0])) == "max_logit"
+    assert first_to_grow(growth_record(grad_norm=[*base, 10.0], max_logit=[*base, 10.0])) is None  # a tie
+    assert first_to_grow(growth_record(grad_norm=[*base, 9.9])) is None  # nothing grew tenfold
+
+
+def test_stability_claims_are_read_from_the_results_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tutor.lessons import claims
+
+    growth = growth_record(max_attn_score=[1.0] * 20 + [20.0], grad_norm=[1.0] * 21)["growth"]
+    runs = [
+        record(key="a", norm="none", lr=0.1, seed=0, outcome="diverged", final_val_loss=None,
+               diverged={"step": 21, "what": "loss"}, growth=growth, unigram=3.5),
+        record(key="b", norm="none", lr=0.1, seed=1, final_val_loss=3.0, unigram=3.5),
+        record(key="c", norm="none", lr=0.01, seed=0, final_val_loss=2.5, unigram=3.5),
+        record(key="d", norm="pre", lr=0.1, seed=0, final_val_loss=2.9, warmup=0, unigram=3.5),
+    ]  # fmt: skip
+    path = tmp_path / "stability.jsonl"
+    write_results(path, *runs)
+    (tmp_path / "stability.jsonl.gz").write_bytes(gzip.compress(path.read_bytes()))
+    monkeypatch.setattr(sweep, "SHIPPED_RESULTS", tmp_path)
+    for cached in (claims._results, claims._stability_facts):
+        cached.cache_clear()
+    try:
+        assert claims.measure("stability.lr[1]") == 0.1
+        assert claims.measure("stability.s4x64.none.warm.lr[1].diverged") == 1
+        assert claims.measure("stability.s4x64.none.warm.lr[1].runs") == 2
+        assert claims.measure("stability.s4x64.none.warm.lr[1].first_diverged") == 21
+        assert claims.measure("stability.s4x64.none.warm.lr[1].median") == 3.0
+        assert claims.measure("stability.s4x64.none.warm.stable_lr") == 0.01
+        assert claims.measure("stability.s4x64.pre.cold.stable_lr") == 0.1
+        assert claims.measure("stability.growth.runs") == 1
+        assert claims.measure("stability.growth.max_attn_score.first") == 1
+        assert claims.measure("stability.growth.grad_norm.first") == 0
+        with pytest.raises(claims.ClaimError, match="no 'post' here"):
+            claims.measure("stability.s4x64.post.warm.stable_lr")
+    finally:
+        for cached in (claims._results, claims._stability_facts):
+            cached.cache_clear()
