@@ -224,22 +224,23 @@ def growth_record(**series: list[float | None]) -> dict[str, object]:
     return {"growth": {k: series.get(k, flat) for k in ("grad_norm", "max_attn_score", "max_logit", "stream_norm")}}
 
 
-def test_the_first_quantity_to_grow_tenfold() -> None:
+def test_the_first_quantity_to_grow_a_hundredfold() -> None:
     from tutor.lessons.claims import first_to_grow
 
-    base = [1.0] * 20
-    assert first_to_grow(growth_record(max_attn_score=[*base, 5.0, 12.0, 50.0], grad_norm=[*base, 2.0, 3.0, 11.0])) == (
-        "max_attn_score"
-    )
-    assert first_to_grow(growth_record(stream_norm=[*base, 9.0, None], max_logit=[*base, 12.0, 30.0])) == "max_logit"
-    assert first_to_grow(growth_record(grad_norm=[*base, 10.0], max_logit=[*base, 10.0])) is None  # a tie
-    assert first_to_grow(growth_record(grad_norm=[*base, 9.9])) is None  # nothing grew tenfold
+    base = [1.0] * 5
+    assert first_to_grow(
+        growth_record(max_attn_score=[*base, 50.0, 120.0, 500.0], grad_norm=[*base, 2.0, 3.0, 110.0])
+    ) == ("max_attn_score")
+    assert first_to_grow(growth_record(stream_norm=[*base, 9.0, None], max_logit=[*base, 120.0, 30.0])) == "max_logit"
+    assert first_to_grow(growth_record(grad_norm=[*base, 100.0], max_logit=[*base, 100.0])) is None  # a tie
+    assert first_to_grow(growth_record(grad_norm=[*base, 99.0])) is None  # nothing grew a hundredfold
+    assert first_to_grow(growth_record(grad_norm=[2.0, 150.0, 300.0])) == "grad_norm"  # 100 × the first step's 2
 
 
 def test_stability_claims_are_read_from_the_results_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tutor.lessons import claims
 
-    growth = growth_record(max_attn_score=[1.0] * 20 + [20.0], grad_norm=[1.0] * 21)["growth"]
+    growth = growth_record(max_attn_score=[1.0] * 20 + [200.0], grad_norm=[1.0] * 21)["growth"]
     runs = [
         record(key="a", norm="none", lr=0.1, seed=0, outcome="diverged", final_val_loss=None,
                diverged={"step": 21, "what": "loss"}, growth=growth, unigram=3.5),

@@ -52,7 +52,7 @@ setting the keys reach (`tutor.sampling`): `T1` is T = 1, `T0_5` T = 0.5, `T0` T
 largest peak rate at which every seed trained (0 if none did), and `….WARMUP.best_lr` / `best_median` where the
 median final loss is lowest. `stability.unigram` is the unigram loss.
 `stability.growth.…`: over every diverged run of the grid, for each quantity Q of `model.train.GROWTH`,
-`Q.first` (in how many runs Q was the first to grow tenfold over its own median of the run's first 20 steps) and
+`Q.first` (in how many runs Q was the first to reach a hundred times its value at the first step) and
 `runs` (how many diverged runs there are).
 `seeds.VARIANT.…` (VARIANT with `_` for `-`, e.g. `deep_postnorm`): the depth family over seeds
 (model/data/depth-seeds.jsonl.gz): `runs`, `collapsed` (last-block cos ≥ 0.9), `spiked` (runs with a loss spike),
@@ -247,8 +247,7 @@ def _learned_positions(wpe: Any) -> dict[str, Any]:
     }
 
 
-GROWTH_FACTOR = 10.0  # "grew": ten times the run's own median over its first GROWTH_BASE steps
-GROWTH_BASE = 20
+GROWTH_FACTOR = 100.0  # "grew": a hundred times its own value at the run's first step
 
 
 @cache
@@ -276,16 +275,16 @@ def _cell_facts(cell: Any) -> dict[str, Any]:
 
 
 def first_to_grow(record: dict[str, Any]) -> str | None:
-    """Which growth quantity of a run first reached GROWTH_FACTOR × its median over the first GROWTH_BASE steps."""
+    """Which growth quantity of a run first reached GROWTH_FACTOR × its value at the first step (a value that is
+    not finite counts as reached); None if none did, or two did at the same step."""
     from model.train import GROWTH
 
     firsts: dict[str, int] = {}
     for name in GROWTH:
         values = record["growth"].get(name) or []
-        base = sorted(x for x in values[:GROWTH_BASE] if x is not None)
-        if not base:
+        if not values or values[0] is None or values[0] <= 0:
             continue
-        limit = GROWTH_FACTOR * base[len(base) // 2]
+        limit = GROWTH_FACTOR * values[0]
         crossed = next((i for i, x in enumerate(values) if x is None or x >= limit), None)
         if crossed is not None:
             firsts[name] = crossed
