@@ -377,7 +377,11 @@ def test_claims_are_recomputed_from_the_shipped_weights(tmp_path: Path) -> None:
             '"1.000" = "deep-postnorm.depth.trained.similarity[-1]"',
         ]
     )
-    sentence = "tiny has 1044 tokens and 266 880 parameters; deep-postnorm's positions agree to cos 1.000."
+    sentence = (
+        "tiny has 1044 tokens and 266 880 parameters; deep-postnorm's positions agree to cos 1.000; 4 blocks\nof"
+        " 64, 4 heads."
+    )
+    good += '\n"4 blocks of 64" = "tiny.n_layers"\n"4 heads" = "tiny.n_heads"'  # a claim's words may wrap
     root = write_tree(tmp_path, en=with_claims("en", sentence, good), zh=with_claims("zh", sentence, good))
     assert check_content(root) == []
 
@@ -391,6 +395,9 @@ def test_claims_are_recomputed_from_the_shipped_weights(tmp_path: Path) -> None:
         ("A model of 7.", '"7" = "gpt5.n_layers"', ("no shipped model 'gpt5'",)),
         ("Loss 1.6.", '"1.6" = { measure = "tiny.val_loss", tolerance = 0.001 }', ("±0.001",)),
         ("Loss about two.", '"two" = "tiny.val_loss"', ("not a number",)),
+        ("tiny has 4 blocks of 64.", '"64 blocks" = "tiny.d_model"', ("'64 blocks' does not appear",)),
+        ("tiny has 4 blocks\nof 64.", '"64 of 4" = "tiny.d_model"', ("'64 of 4' does not appear",)),
+        ("tiny has 64 blocks.", '"64 blocks" = "tiny.n_layers"', ("'64 blocks' = tiny.n_layers is 4",)),
     ],
 )
 def test_a_wrong_claim_is_a_problem_at_its_line(tmp_path: Path, sentence: str, claims: str, words: tuple) -> None:

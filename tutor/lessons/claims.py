@@ -10,9 +10,11 @@ shown to the learner), says what it measures:
     "2.2e-9" = "deep-postnorm.depth.trained.param_grad[0]"
     ```
 
-`tutor lessons --check` finds each text in the lesson and recomputes its measure: a retrain that
-moves a number fails the check instead of leaving the lesson stale. The tolerance is half a unit
-of the last digit written (1.638 ± 0.0005; 2.2e-9 ± 0.05e-9) unless the claim gives one.
+A claim's text may go on after its number to say which of several equal numbers it is
+(`"3 of 3 at 1e-1" = "stability.s4x64.none.warm.lr[4].diverged"`: the first 3); the whole text must be in
+the lesson (line breaks count as spaces). `tutor lessons --check` finds each text in the lesson and
+recomputes its measure: a retrain that moves a number fails the check instead of leaving the lesson stale.
+The tolerance is half a unit of the last digit written (1.638 ± 0.0005; 2.2e-9 ± 0.05e-9) unless the claim gives one.
 
 Measures, for any shipped model M: `M.vocab_size`, `M.d_model`, `M.n_layers`, `M.n_heads`,
 `M.d_mlp`, `M.n_ctx`, `M.d_head` (d_model / n_heads), `M.pass_steps` (the steps of one forward pass, as
@@ -361,6 +363,18 @@ def measure(path: str) -> float:
     return float(value)
 
 
+def claimed_number(written: str) -> str:
+    """The number of a claim's text: all of it ("1.638"), or its first word when more words follow to say which
+    of several equal numbers is meant ("3 of 3 at 1e-1": the 3 before "of 3 at 1e-1")."""
+    head, _, rest = written.partition(" ")
+    return head if rest and not _NUMBER.match(written) else written
+
+
+def squashed(text: str) -> str:
+    """Runs of white space as one space: a claim's words may be wrapped across lines in the lesson."""
+    return re.sub(r"\s+", " ", text)
+
+
 def written_number(text: str) -> tuple[float, float]:
     """The number a lesson writes ("266 880", "1.638", "−0.5", "2.2e-9") and half a unit of its last digit."""
     if not _NUMBER.match(text):
@@ -388,13 +402,13 @@ def check_claims(text: str, body_without_blocks: str) -> list[tuple[int, str]]:
         try:
             if not isinstance(path, str):
                 raise ClaimError(f'claim {written!r} needs a measure, e.g. "tiny.vocab_size"')
-            claimed, half_unit = written_number(written)
+            claimed, half_unit = written_number(claimed_number(written))
             actual = measure(path)
         except ClaimError as error:
             problems.append((line, str(error)))
             continue
         allowed = float(tolerance) if isinstance(tolerance, (int, float)) else half_unit
-        if written not in body_without_blocks:
+        if squashed(written) not in squashed(body_without_blocks):
             problems.append((line, f"claim {written!r} does not appear in the lesson's text"))
         if not math.isclose(actual, claimed, rel_tol=0.0, abs_tol=allowed * (1 + 1e-9)):
             problems.append((line, f"claim {written!r} = {path} is {actual:.6g} on the shipped weights (±{allowed:g})"))
