@@ -216,12 +216,14 @@ WORDS: dict[str, tuple[str, str]] = {
     "col_losses": ("final loss by seed", "各种子的最终损失"),
     "col_collapsed": ("collapsed", "塌缩"),
     "col_spiked": ("spikes", "尖峰"),
-    "every_seed": ("in every seed ({n} of {n})", "每个种子都是（{n}/{n}）"),
-    "no_seed": ("in no seed (0 of {n})", "没有一个种子（0/{n}）"),
-    "some_seeds": ("in {k} of {n} seeds", "{n} 个种子里有 {k} 个"),
+    "every_seed": ("{what} in every seed ({n} of {n})", "{n} 个种子全部{what}（{n}/{n}）"),
+    "no_seed": ("{what} in no seed (0 of {n})", "没有一个种子{what}（0/{n}）"),
+    "some_seeds": ("{what} in {k} of {n} seeds", "{n} 个种子里有 {k} 个{what}（{k}/{n}）"),
+    "what_collapsed": ("collapsed", "塌缩"),
+    "what_spiked": ("loss spikes", "出现损失尖峰"),
     "seed_sentence": (
-        "{name}: collapsed {collapsed}; loss spikes {spiked}; final loss {losses}.",
-        "{name}：塌缩——{collapsed}；损失尖峰——{spiked}；最终损失 {losses}。",
+        "{name}: {collapsed}; {spiked}; final loss {losses}.",
+        "{name}：{collapsed}；{spiked}；最终损失 {losses}。",
     ),
     "too_few": (
         "The depth lab needs two shipped models with a depth record; it found {n}.",
@@ -338,13 +340,15 @@ def load_lab(folder: Path, names: tuple[str, ...] = FAMILY) -> tuple[list[LabRec
     return records, left_out
 
 
-def how_often(k: int, n: int, lang: str) -> str:
-    """ "in every seed" only when k = n, "in no seed" only when k = 0, else "in k of n seeds"."""
+def how_often(k: int, n: int, lang: str, what: str) -> str:
+    """How often `what` ("collapsed", "spiked") happened over n seeds: "in every seed" only when k = n, "in no
+    seed" only when k = 0, else "in k of n seeds"."""
+    thing = pick(WORDS, f"what_{what}", lang)
     if n > 0 and k == n:
-        return pick(WORDS, "every_seed", lang, n=n)
+        return pick(WORDS, "every_seed", lang, n=n, what=thing)
     if k == 0:
-        return pick(WORDS, "no_seed", lang, n=n)
-    return pick(WORDS, "some_seeds", lang, k=k, n=n)
+        return pick(WORDS, "no_seed", lang, n=n, what=thing)
+    return pick(WORDS, "some_seeds", lang, k=k, n=n, what=thing)
 
 
 def seed_sentence(variant: Variant, lang: str) -> str:
@@ -363,8 +367,8 @@ def seed_sentence(variant: Variant, lang: str) -> str:
         "seed_sentence",
         lang,
         name=variant.name,
-        collapsed=how_often(variant.collapsed, n, lang),
-        spiked=how_often(variant.spiked, n, lang),
+        collapsed=how_often(variant.collapsed, n, lang, "collapsed"),
+        spiked=how_often(variant.spiked, n, lang, "spiked"),
         losses=span,
     )
 
