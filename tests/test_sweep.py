@@ -270,3 +270,15 @@ def test_stability_claims_are_read_from_the_results_file(tmp_path: Path, monkeyp
     finally:
         for cached in (claims._results, claims._stability_facts):
             cached.cache_clear()
+
+
+@pytest.mark.parametrize("name", ["tiny-lr1e-1", "nonorm-lr1e-1"])
+def test_a_shipped_variant_is_its_sweep_run(name: str) -> None:
+    """`tutor train --variant nonorm-lr1e-1` and the sweep's run of the same recipe and seed: one run, bit for bit."""
+    from model.weights import SHIPPED_DIR, read_safetensors
+
+    recipe = RECIPES[name]
+    spec = sweep.RunSpec(recipe, 0, recipe.steps)
+    (in_grid,) = [r for r in shipped_runs() if r["key"] == spec.key()]
+    trained = sweep.record_from_checkpoint(spec, read_safetensors(SHIPPED_DIR / f"{name}.safetensors")[1])
+    assert {k: v for k, v in trained.items() if k != "name"} == {k: v for k, v in in_grid.items() if k != "name"}
