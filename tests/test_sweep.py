@@ -262,6 +262,10 @@ def test_stability_claims_are_read_from_the_results_file(tmp_path: Path, monkeyp
         assert claims.measure("stability.s4x64.none.warm.lr[1].median") == 3.0
         assert claims.measure("stability.s4x64.none.warm.stable_lr") == 0.01
         assert claims.measure("stability.s4x64.pre.cold.stable_lr") == 0.1
+        assert (
+            claims.measure("stability.s4x64.none.all.diverged"),
+            claims.measure("stability.s4x64.none.all.runs"),
+        ) == (1, 3)
         assert claims.measure("stability.growth.runs") == 1
         assert claims.measure("stability.growth.max_attn_score.first") == 1
         assert claims.measure("stability.growth.grad_norm.first") == 0

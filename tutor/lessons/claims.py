@@ -52,7 +52,8 @@ setting the keys reach (`tutor.sampling`): `T1` is T = 1, `T0_5` T = 0.5, `T0` T
 `median`, `min`, `max` (the final validation losses of the runs that did not diverge), `first_diverged`,
 `last_diverged` (the earliest and latest step at which a run diverged). Per wiring, `….WARMUP.stable_lr` is the
 largest peak rate at which every seed trained (0 if none did), and `….WARMUP.best_lr` / `best_median` where the
-median final loss is lowest. `stability.unigram` is the unigram loss.
+median final loss is lowest; `….NORM.all.runs`, `.diverged`, `.stalled` count over both warm-ups and every rate.
+`stability.unigram` is the unigram loss.
 `stability.growth.…`: over every diverged run of the grid, for each quantity Q of `model.train.GROWTH`,
 `Q.first` (in how many runs Q was the first to reach a hundred times its value at the first step) and
 `runs` (how many diverged runs there are).
@@ -311,7 +312,9 @@ def _stability_facts() -> dict[str, Any]:
         warm["lr"][lrs.index(cell.lr)] = _cell_facts(cell)
     for shape in [v for k, v in facts.items() if k.startswith("s")]:
         for wiring in shape.values():
-            for warm in wiring.values():
+            cells_of_wiring = [c for warm in wiring.values() for c in warm["lr"] if c]
+            wiring["all"] = {key: sum(c[key] for c in cells_of_wiring) for key in ("runs", "diverged", "stalled")}
+            for warm in [w for name, w in wiring.items() if name != "all"]:
                 trained = [lr for lr, c in zip(lrs, warm["lr"], strict=True) if c and c["trained"] == c["runs"]]
                 warm["stable_lr"] = max(trained, default=0.0)
                 medians = [(c["median"], lr) for lr, c in zip(lrs, warm["lr"], strict=True) if c.get("median")]
