@@ -224,26 +224,29 @@ def growth_record(**series: list[float | None]) -> dict[str, object]:
     return {"growth": {k: series.get(k, flat) for k in ("grad_norm", "max_attn_score", "max_logit", "stream_norm")}}
 
 
-def test_the_first_quantity_to_grow_a_hundredfold() -> None:
-    from tutor.lessons.claims import first_to_grow
+def test_the_first_quantity_to_grow_tenfold_and_the_one_that_grew_most() -> None:
+    from tutor.lessons.claims import first_to_grow, grew_most
 
     base = [1.0] * 5
-    assert first_to_grow(
-        growth_record(max_attn_score=[*base, 50.0, 120.0, 500.0], grad_norm=[*base, 2.0, 3.0, 110.0])
-    ) == ("max_attn_score")
-    assert first_to_grow(growth_record(stream_norm=[*base, 9.0, None], max_logit=[*base, 120.0, 30.0])) == "max_logit"
-    assert first_to_grow(growth_record(grad_norm=[*base, 100.0], max_logit=[*base, 100.0])) is None  # a tie
-    assert first_to_grow(growth_record(grad_norm=[*base, 99.0])) is None  # nothing grew a hundredfold
-    assert first_to_grow(growth_record(grad_norm=[2.0, 150.0, 300.0])) == "grad_norm"  # 100 × the first step's 2
+    attention_first = growth_record(max_attn_score=[*base, 5.0, 12.0, 50.0], grad_norm=[*base, 2.0, 3.0, 11.0])
+    assert first_to_grow(attention_first) == ("max_attn_score",)
+    assert first_to_grow(growth_record(stream_norm=[*base, 9.0, None], max_logit=[*base, 12.0, 30.0])) == ("max_logit",)
+    assert first_to_grow(growth_record(grad_norm=[*base, 10.0], max_logit=[*base, 10.0])) == ("grad_norm", "max_logit")
+    assert first_to_grow(growth_record(grad_norm=[*base, 9.9])) == ()  # nothing grew tenfold
+    assert first_to_grow(growth_record(grad_norm=[2.0, 15.0, 30.0])) == ("grad_norm",)  # 10 × the first step's 2
+    assert grew_most(attention_first | {"train_loss": [3.0] * 7}) == "max_attn_score"  # 12 × at the last finite step
+    assert grew_most(attention_first | {"train_loss": [3.0] * 8}) == "max_attn_score"
+    logit = growth_record(max_logit=[1.0, 5.0, None], stream_norm=[1.0, 2.0, 9.0])
+    assert grew_most(logit | {"train_loss": [3.0, 3.0]}) == "max_logit"  # the failing step does not count
 
 
 def test_stability_claims_are_read_from_the_results_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tutor.lessons import claims
 
-    growth = growth_record(max_attn_score=[1.0] * 20 + [200.0], grad_norm=[1.0] * 21)["growth"]
+    growth = growth_record(max_attn_score=[1.0] * 20 + [200.0], grad_norm=[1.0] * 21)["growth"]  # fails at step 21
     runs = [
         record(key="a", norm="none", lr=0.1, seed=0, outcome="diverged", final_val_loss=None,
-               diverged={"step": 21, "what": "loss"}, growth=growth, unigram=3.5),
+               diverged={"step": 21, "what": "loss"}, growth=growth, unigram=3.5, train_loss=[3.0] * 20),
         record(key="b", norm="none", lr=0.1, seed=1, final_val_loss=3.0, unigram=3.5),
         record(key="c", norm="none", lr=0.01, seed=0, final_val_loss=2.5, unigram=3.5),
         record(key="d", norm="pre", lr=0.1, seed=0, final_val_loss=2.9, warmup=0, unigram=3.5),
@@ -268,6 +271,7 @@ def test_stability_claims_are_read_from_the_results_file(tmp_path: Path, monkeyp
         ) == (1, 3)
         assert claims.measure("stability.growth.runs") == 1
         assert claims.measure("stability.growth.max_attn_score.first") == 1
+        assert claims.measure("stability.growth.max_attn_score.among_first") == 1
         assert claims.measure("stability.growth.grad_norm.first") == 0
         with pytest.raises(claims.ClaimError, match="no 'post' here"):
             claims.measure("stability.s4x64.post.warm.stable_lr")

@@ -55,8 +55,9 @@ largest peak rate at which every seed trained (0 if none did), and `….WARMUP.b
 median final loss is lowest; `….NORM.all.runs`, `.diverged`, `.stalled` count over both warm-ups and every rate.
 `stability.unigram` is the unigram loss.
 `stability.growth.…`: over every diverged run of the grid, for each quantity Q of `model.train.GROWTH`,
-`Q.first` (in how many runs Q was the first to reach a hundred times its value at the first step) and
-`runs` (how many diverged runs there are).
+`Q.first` (in how many runs Q alone was the first to reach ten times its value at the first step),
+`Q.among_first` (the same, counting runs where others got there in the same step), `Q.most` (in how many runs
+Q had grown by the largest factor by the last finite step) and `runs` (how many diverged runs there are).
 `seeds.VARIANT.…` (VARIANT with `_` for `-`, e.g. `deep_postnorm`): the depth family over seeds
 (model/data/depth-seeds.jsonl.gz): `runs`, `collapsed` (last-block cos ≥ 0.9), `spiked` (runs with a loss spike),
 `stalled`, `diverged`, `median`, `min`, `max`, and per seed `loss[s]`, `similarity[s]`, `spikes[s]`.
@@ -250,7 +251,38 @@ def _learned_positions(wpe: Any) -> dict[str, Any]:
     }
 
 
-GROWTH_FACTOR = 100.0  # "grew": a hundred times its own value at the run's first step
+GROWTH_FACTOR = 10.0  # "grew": ten times its own value at the run's first step
+
+
+def first_to_grow(record: dict[str, Any]) -> tuple[str, ...]:
+    """The growth quantities of a run that first reached GROWTH_FACTOR × their value at the first step (a value
+    that is not finite counts as reached): one name, or several that got there in the same step, or none."""
+    from model.train import GROWTH
+
+    firsts: dict[str, int] = {}
+    for name in GROWTH:
+        values = record["growth"].get(name) or []
+        if not values or values[0] is None or values[0] <= 0:
+            continue
+        limit = GROWTH_FACTOR * values[0]
+        crossed = next((i for i, x in enumerate(values) if x is None or x >= limit), None)
+        if crossed is not None:
+            firsts[name] = crossed
+    earliest = min(firsts.values(), default=None)
+    return tuple(name for name in GROWTH if earliest is not None and firsts.get(name) == earliest)
+
+
+def grew_most(record: dict[str, Any]) -> str | None:
+    """The growth quantity with the largest ratio of its value at the run's last finite step to its first."""
+    from model.train import GROWTH
+
+    last = len(record.get("train_loss") or []) - 1  # the losses stop before the step that was not finite
+    ratios = {}
+    for name in GROWTH:
+        values = record["growth"].get(name) or []
+        if 0 <= last < len(values) and values[0] and values[last] is not None:
+            ratios[name] = values[last] / values[0]
+    return max(ratios, key=lambda name: ratios[name]) if ratios else None
 
 
 @cache
@@ -277,27 +309,6 @@ def _cell_facts(cell: Any) -> dict[str, Any]:
     }
 
 
-def first_to_grow(record: dict[str, Any]) -> str | None:
-    """Which growth quantity of a run first reached GROWTH_FACTOR × its value at the first step (a value that is
-    not finite counts as reached); None if none did, or two did at the same step."""
-    from model.train import GROWTH
-
-    firsts: dict[str, int] = {}
-    for name in GROWTH:
-        values = record["growth"].get(name) or []
-        if not values or values[0] is None or values[0] <= 0:
-            continue
-        limit = GROWTH_FACTOR * values[0]
-        crossed = next((i for i, x in enumerate(values) if x is None or x >= limit), None)
-        if crossed is not None:
-            firsts[name] = crossed
-    if not firsts:
-        return None
-    earliest = min(firsts.values())
-    tied = [name for name in GROWTH if firsts.get(name) == earliest]
-    return tied[0] if len(tied) == 1 else None  # a tie names no single first
-
-
 @cache
 def _stability_facts() -> dict[str, Any]:
     from model.sweep import cells
@@ -322,7 +333,15 @@ def _stability_facts() -> dict[str, Any]:
                     warm["best_median"], warm["best_lr"] = min(medians)
     diverged = [r for r in runs if r["diverged"]]
     firsts = [first_to_grow(r) for r in diverged]
-    facts["growth"] = {"runs": len(diverged)} | {name: {"first": firsts.count(name)} for name in GROWTH}
+    most = [grew_most(r) for r in diverged]
+    facts["growth"] = {"runs": len(diverged)} | {
+        name: {
+            "first": sum(f == (name,) for f in firsts),
+            "among_first": sum(name in f for f in firsts),
+            "most": most.count(name),
+        }
+        for name in GROWTH
+    }
     return facts
 
 
