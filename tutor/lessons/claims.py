@@ -81,6 +81,7 @@ LENS_PROMPT = "猫追狗"  # the prompt of the lessons' logit lens and sampling 
 CONFIG_MEASURES = ("vocab_size", "d_model", "n_layers", "n_heads", "d_mlp", "n_ctx")
 _PATH_PART = re.compile(r"(?P<key>[A-Za-z_]\w*)(?:\[(?P<index>-?\d+)\])?$")
 _NUMBER = re.compile(r"[-−]?\d+(?:[ \u2009\u202f,]\d{3})*(?:\.\d+)?(?:e[-−+]?\d+)?$")
+_LEADING_NUMBER = re.compile(r"[-−]?\d+(?:[\u2009\u202f,]\d{3})*(?:\.\d+)?(?:e[-−+]?\d+)?(?=\D|$)")
 
 
 class ClaimError(ValueError):
@@ -386,10 +387,12 @@ def measure(path: str) -> float:
 
 
 def claimed_number(written: str) -> str:
-    """The number of a claim's text: all of it ("1.638"), or its first word when more words follow to say which
-    of several equal numbers is meant ("3 of 3 at 1e-1": the 3 before "of 3 at 1e-1")."""
-    head, _, rest = written.partition(" ")
-    return head if rest and not _NUMBER.match(written) else written
+    """The number of a claim's text: all of it ("1.638", "2,648,866"), or the number it starts with when more
+    follows to say which of several equal numbers is meant ("3 of 3 at 1e-1": the first 3; "57)": 57)."""
+    if _NUMBER.match(written):
+        return written
+    leading = _LEADING_NUMBER.match(written)
+    return leading.group(0) if leading else written
 
 
 def squashed(text: str) -> str:
