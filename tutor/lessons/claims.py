@@ -50,7 +50,8 @@ setting the keys reach (`tutor.sampling`): `T1` is T = 1, `T0_5` T = 0.5, `T0` T
 `stability.SHAPE.NORM.WARMUP.lr[i]` with SHAPE `s4x64` or `s16x32`, NORM `pre`, `post` or `none`, WARMUP `warm`
 (10 % of the steps) or `cold` (none), and it has `runs`, `diverged`, `stalled`, `trained` (how many seeds),
 `median`, `min`, `max` (the final validation losses of the runs that did not diverge), `first_diverged`,
-`last_diverged` (the earliest and latest step at which a run diverged). Per wiring, `….WARMUP.stable_lr` is the
+`last_diverged` (the earliest and latest step at which a run diverged), `peak_train` (the largest finite training
+loss any of its runs passed through). Per wiring, `….WARMUP.stable_lr` is the
 largest peak rate at which every seed trained (0 if none did), and `….WARMUP.best_lr` / `best_median` where the
 median final loss is lowest; `….NORM.all.runs`, `.diverged`, `.stalled` count over both warm-ups and every rate.
 `stability.unigram` is the unigram loss.
@@ -307,6 +308,7 @@ def _cell_facts(cell: Any) -> dict[str, Any]:
         "trained": cell.count("trained"),
         **({"median": cell.median(), "min": losses[0], "max": losses[-1]} if losses else {}),
         **({"first_diverged": steps[0], "last_diverged": steps[-1]} if steps else {}),
+        "peak_train": max((x for r in cell.runs for x in r.get("train_loss") or [] if x is not None), default=math.nan),
     }
 
 
