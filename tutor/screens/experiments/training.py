@@ -87,6 +87,8 @@ SERIES_LOOK: dict[str, tuple[str, str]] = {
 }
 BASELINE_LOOK = {"unigram": ("#a8a8a8", "-"), "bigram": ("#767676", "=")}  # two greys: which line is which
 PAIR = ("tiny", "noresidual")  # the lesson's comparison: with and without the residual connections
+# two runs of the stability sweep (400 steps at lr 0.1): a family of their own, not drawn beside 3000-step curves
+SWEEP_PAIR = ("tiny-lr1e-1", "nonorm-lr1e-1")
 
 
 @dataclass(frozen=True)
@@ -148,16 +150,18 @@ class Family:
 
 
 def families(records: list[TrainingRecord]) -> list[Family]:
-    """The lesson's pair (tiny vs noresidual), then the models of each depth: together they show every
-    curve, and none holds more than a legend and a plot that 80×24 can read (all eighteen at once
-    leave the plot four rows there)."""
+    """The lesson's pair (tiny vs noresidual), then the models of each depth, then the stability sweep's pair
+    (400 steps at lr 0.1): together they show every curve, and none holds more than a legend and a plot that
+    80×24 can read (all twenty at once leave the plot four rows there)."""
     names = [r.name for r in records]
     found: list[Family] = []
     if all(name in names for name in PAIR):
         found.append(Family("family_pair", PAIR, {"a": PAIR[0], "b": PAIR[1]}))
     for blocks in sorted({r.n_layers for r in records}):
-        group = tuple(r.name for r in records if r.n_layers == blocks)
+        group = tuple(r.name for r in records if r.n_layers == blocks and r.name not in SWEEP_PAIR)
         found.append(Family("family_depth", group, {"n": len(group), "blocks": blocks}))
+    if all(name in names for name in SWEEP_PAIR):
+        found.append(Family("family_pair", SWEEP_PAIR, {"a": SWEEP_PAIR[0], "b": SWEEP_PAIR[1]}))
     return found
 
 
