@@ -285,3 +285,16 @@ def test_a_shipped_variant_is_its_sweep_run(name: str) -> None:
     (in_grid,) = [r for r in shipped_runs() if r["key"] == spec.key()]
     trained = sweep.record_from_checkpoint(spec, read_safetensors(SHIPPED_DIR / f"{name}.safetensors")[1])
     assert {k: v for k, v in trained.items() if k != "name"} == {k: v for k, v in in_grid.items() if k != "name"}
+
+
+def test_help_lists_sweep_without_loading_numpy() -> None:
+    code = (
+        "import sys, contextlib, io\n"
+        "from tutor.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
+        "    main(['sweep', '--help'])\n"
+        "heavy = {m.split('.')[0] for m in sys.modules} & {'numpy', 'rich', 'textual'}\n"
+        "print('--grid' in out.getvalue() and '--report' in out.getvalue(), sorted(heavy))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "True []", result.stderr
