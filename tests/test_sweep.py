@@ -193,6 +193,16 @@ def shipped_runs() -> list[dict[str, object]]:
     return results.runs
 
 
+def test_the_shipped_grid_is_the_stability_preset_whole() -> None:
+    from tutor.commands.sweep import PRESETS
+
+    runs = shipped_runs()
+    expected = {s.key() for s in sweep.grid(**PRESETS["stability"])}
+    assert {r["key"] for r in runs} == expected and len(runs) == len(expected) == 216
+    for cell in sweep.cells(runs):
+        assert cell.n == 3  # every cell: three seeds
+
+
 def test_one_shipped_cell_is_reproduced_bit_for_bit(tmp_path: Path) -> None:
     """`tutor sweep` on no-norm, 4×64, lr 0.3, no warm-up: its three seeds again, line for line (they diverge
     within a few steps). Run as the command is, in a process of its own: a second BLAS thread in this one (numpy
