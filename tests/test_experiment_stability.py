@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import re
 import tempfile
 from pathlib import Path
@@ -188,7 +187,7 @@ def test_the_growth_sentence_names_what_grew_first(run: dict) -> None:
 def record(norm: str, lr: float, seed: int, outcome: str, final: float | None, *, step: int = 0, warmup: int = 4):
     steps = 20
     n = step + 1 if outcome == "diverged" else steps
-    growth = {key: [1.0 + i * (10.0 if key == "max_logit" else 0.1) for i in range(n)] for key in GROWTH}
+    growth = {key: [1.0 + i * (100.0 if key == "max_logit" else 0.1) for i in range(n)] for key in GROWTH}
     if outcome == "diverged":
         growth["grad_norm"][-1] = None
     return {
@@ -256,6 +255,17 @@ async def press(pilot, *keys: str) -> None:
         await settle(pilot)
 
 
+def flat(app, selector: str | None = None) -> str:
+    """The screen's text as one line: wrapped lines joined, runs of spaces one space."""
+    return re.sub(r"\s+", " ", screen_text(app, selector))
+
+
+def plot_rows(app, selector: str) -> list[str]:
+    """A chart's plot rows, right of the y axis."""
+    rows = [line for line in screen_text(app, selector).split("\n") if any(ch in line[:10] for ch in "┤│")]
+    return [re.split("[┤│]", line, maxsplit=1)[1] for line in rows]
+
+
 def table_lines(app) -> list[str]:
     return [line.strip() for line in screen_text(app, "#stab-table").split("\n") if line.strip()]
 
@@ -278,7 +288,7 @@ async def test_the_shipped_results_open_from_the_practice_menu_with_every_cell_i
         for row, cell in zip(rows, shown, strict=True):
             assert re.search(rf"{cell.norm}\s+{cell.lr:g}\s+{re.escape(diverged_cell(cell))}\s", row), row
             assert row.endswith(loss_text(cell)) and f"{cell.count('stalled')}/{cell.n}" in row
-        assert trains_sentence(shown, "en") in screen_text(app).replace("\n", "")
+        assert trains_sentence(shown, "en") in flat(app)
 
 
 # -- the chart and the table ------------------------------------------------------------------------
@@ -292,7 +302,7 @@ async def test_the_chart_draws_medians_ranges_diverged_and_stalled_runs(store, s
         by_name = {s.name: s for s in chart.series}
         pre = by_name["pre-norm: median"]
         assert list(pre.ys) == pytest.approx([2.65, 2.85])
-        assert [round(10**x, 4) for x in pre.xs] == pytest.approx([0.01 * 10**-0.05, 0.3 * 10**-0.05], rel=1e-3)
+        assert [10**x for x in pre.xs] == pytest.approx([0.01 * 10**-0.05, 0.3 * 10**-0.05])
         assert "no LayerNorm: median" in by_name and len(by_name["no LayerNorm: median"].ys) == 1  # none at 0.3
         bars = [s for s in chart.series if not s.legend and not s.points]
         assert sorted((min(s.ys), max(s.ys)) for s in bars)[0] == pytest.approx((2.6, 2.7))
@@ -303,17 +313,16 @@ async def test_the_chart_draws_medians_ranges_diverged_and_stalled_runs(store, s
         assert sorted(y for s in rings for y in s.ys) == pytest.approx([3.45, 3.47])
         unigram = next(s for s in chart.series if s.dashed)
         assert unigram.name == "unigram loss 3.500" and set(unigram.ys) == {3.5}
-        text = screen_text(app)
-        assert "×" in screen_text(app, "#stab-chart").split("\n")[1]  # the top row of the plot
+        text = flat(app)
+        assert "×" in plot_rows(app, "#stab-chart")[0]  # the top row of the plot
         assert "lr 0.01: without LayerNorm 0 of 2 runs diverged; with pre-norm 0 of 2; with post-norm 0 of 2." in text
-        flat = text.replace("\n", " ")
-        assert "pre-norm: 2 of 2 rates, up to 0.3; post-norm: 1 of 2 rates, up to 0.01" in re.sub(r"\s+", " ", flat)
+        assert "pre-norm: 2 of 2 rates, up to 0.3; post-norm: 1 of 2 rates, up to 0.01" in text
         rows = table_lines(app)
         assert any(re.search(r"% none\s+0\.3\s+2/2 \(5, 6\)\s+0/2\s+—$", r) for r in rows), rows
         assert any(re.search(r"# post\s+0\.3\s+0/2\s+2/2\s+3\.460 \(3\.450–3\.470\)$", r) for r in rows), rows
         await press(pilot, "right")  # the picked rate moves, and the sentence with it
-        assert "lr 0.3: without LayerNorm 2 of 2 runs diverged; with pre-norm 0 of 2; with post-norm 0 of 2." in (
-            screen_text(app)
+        assert "lr 0.3: without LayerNorm 2 of 2 runs diverged; with pre-norm 0 of 2; with post-norm 0 of 2." in flat(
+            app
         )
 
 
@@ -322,7 +331,7 @@ async def test_without_colour_the_wirings_are_their_glyphs(store, small_file, mo
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_lab(pilot)
-        plot = screen_text(app, "#stab-chart")
+        plot = "".join(plot_rows(app, "#stab-chart"))  # the plot itself, not the legend
         for glyph in ("*", "#", "%", "×", "○"):
             assert glyph in plot, glyph
         assert not any(0x2800 < ord(ch) <= 0x28FF for ch in plot)
@@ -380,14 +389,17 @@ async def test_a_picked_run_shows_its_curves_and_growth_with_the_divergence_mark
             "‖x‖ after the last block",
         ]
         assert list(growth.series[2].ys) == pytest.approx(run["growth"]["max_logit"])
-        assert growth.log_y  # max |logit| goes from 1 to 61
+        assert growth.log_y  # max |logit| goes from 1 to 601
         loss = screen.query_one("#stab-loss", LineChart)
         assert list(loss.series[1].ys) == pytest.approx(run["train_loss"]) and loss.x_marker == 6
-        text = screen_text(app)
+        text = flat(app)
         assert "Run: no LayerNorm, lr 0.3, warm-up 4 steps, seed 1 (2 of 2: n for the next)" in text
         assert "diverged at step 6 (the gradient norm stopped being finite)" in text
-        assert "First past 10× its step-0 value: gradient norm before clipping at step 6" not in text
-        assert growth_sentence(run, "en")[:40] in text.replace("\n", " ")
+        assert (
+            "First past 10× its step-0 value: max |logit| at step 1; then gradient norm before clipping (step 6)"
+            in text
+        )
+        assert growth_sentence(run, "en") in text
         assert "o Open" not in text  # no shipped model is this run
 
 
@@ -407,10 +419,10 @@ async def test_a_run_that_is_a_shipped_model_opens_in_the_main_screen(store, tmp
         screen = await open_lab(pilot)
         await press(pilot, "up", "v")
         assert screen.picked_run()["key"] == shipped["key"]
-        assert "o opens it in the main screen: it is the shipped model nonorm." in screen_text(app)
+        assert "o opens it in the main screen: it is the shipped model nonorm." in flat(app)
         assert "o Open" in screen_text(app)
         await press(pilot, "n")
-        assert "o Open" not in screen_text(app) and "No shipped model is this run." in screen_text(app)
+        assert "o Open" not in screen_text(app) and "No shipped model is this run." in flat(app)
         await press(pilot, "n", "o")
         await settle(pilot)
         assert app.screen is app.main and app.main.gpt.name == "nonorm"
@@ -451,8 +463,7 @@ async def test_a_broken_results_file_is_one_line_and_the_lab_opens(store, tmp_pa
     app = make_app(store)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_lab(pilot)
-        text = screen_text(app, "#stab-head").replace("\n", "")
-        assert f"Results file: {problem}"[:60] in re.sub(r"\s{2,}", "", text), text
+        assert f"Results file: {problem}"[:30] in flat(app, "#stab-head")
         chart = screen.query_one("#stab-chart", LineChart)
         if kind == "cut":  # the whole lines still count
             assert chart.series and len(screen.file_cells) == len(cells(small_sweep()[:-1]))
@@ -477,8 +488,7 @@ async def test_the_lab_reads_in_both_languages_at_both_sizes(store, small_file, 
             assert "Every run" not in text and "diverged" not in text
         else:
             assert "Every run trained" in text and "←→ Rate" in text
-        plot = [line for line in screen_text(app, "#stab-chart").split("\n") if line[7:8] in ("┤", "│")]
-        assert len(plot) >= 8, text
+        assert len(plot_rows(app, "#stab-chart")) >= 8, text
         assert screen.compact == (size == (80, 24))
         if screen.compact:  # the table and the chart take turns
             await press(pilot, "t")
@@ -512,7 +522,7 @@ async def test_the_live_sweep_trains_through_the_sweeps_own_code_and_draws_each_
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_lab(pilot)
         await press(pilot, "r")
-        for _ in range(400):
+        for _ in range(3000):
             if screen.live is not None and screen.live.finished:
                 break
             await pilot.pause(0.05)
@@ -536,7 +546,7 @@ async def test_the_live_sweep_cancels_with_its_key_with_escape_and_on_leaving(st
         screen = await open_lab(pilot)
         for cancel in ("r", "escape"):
             await pilot.press("r")
-            for _ in range(600):
+            for _ in range(3000):
                 if screen.live is not None and screen.live.step >= 2:
                     break
                 await pilot.pause(0.05)
@@ -547,13 +557,14 @@ async def test_the_live_sweep_cancels_with_its_key_with_escape_and_on_leaving(st
             assert screen.live.finished and screen.live.cancelled and screen.live.step < 100_000
             assert app.screen is screen  # Escape cancelled; it did not leave
         await pilot.press("r")
-        for _ in range(600):
+        for _ in range(3000):
             if screen.live.step >= 2:
                 break
             await pilot.pause(0.05)
-        await press(pilot, "escape", "escape")
-        assert app.screen is not screen
-        await app.workers.wait_for_complete()  # the thread saw the screen go and ended
+        app.pop_screen()  # leaving the screen while it trains
+        await settle(pilot)
+        assert screen._stop is not None and screen._stop.is_set()
+        assert not [w for w in app.workers if w.is_running]  # the thread saw it at its next step and ended
 
 
 async def test_a_failing_live_run_is_a_notice_and_the_sweep_goes_on(store, small_file, monkeypatch) -> None:
@@ -570,7 +581,7 @@ async def test_a_failing_live_run_is_a_notice_and_the_sweep_goes_on(store, small
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_lab(pilot)
         await press(pilot, "r")
-        for _ in range(400):
+        for _ in range(3000):
             if screen.live.finished:
                 break
             await pilot.pause(0.05)
@@ -585,4 +596,3 @@ def test_the_live_grid_is_the_issues() -> None:
         (norm, lr) for norm in ("pre", "none") for lr in (0.01, 0.03, 0.1, 0.3, 1.0)
     ]
     assert {(s.steps, s.seed, s.shape, s.recipe.warmup_steps) for s in specs} == {(150, 0, "4x64", 15)}
-    assert not math.isnan(stability.LIVE_SECONDS_A_RUN)

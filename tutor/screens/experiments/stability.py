@@ -96,7 +96,7 @@ LIVE_GRID: dict[str, Any] = {
 KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "back": ("Back", "返回"),
     "next_rate(1)": ("Rate", "学习率"),
-    "next_wiring(1)": ("Wiring", "接法"),
+    "next_wiring(1)": ("Wiring", "LN 位置"),
     "next_seed": ("Seed", "种子"),
     "next_view": ("View", "视图"),
     "toggle_warmup": ("Warm-up", "预热"),
@@ -141,7 +141,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "stalled_legend": ("stalled (not {margin} below unigram)", "停滞（没比一元基线低 {margin}）"),
     "range_legend": ("lowest–highest over seeds", "各种子的最低–最高"),
     "unigram": ("unigram loss {loss}", "一元基线 {loss}"),
-    "col_wiring": ("wiring", "接法"),
+    "col_wiring": ("wiring", "LN 位置"),
     "col_lr": ("lr", "学习率"),
     "col_diverged": ("diverged (at step)", "发散（在第几步）"),
     "col_stalled": ("stalled", "停滞"),
@@ -175,8 +175,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "train_loss": ("training loss", "训练损失"),
     "diverged_at": ("┊ diverged at step {step}", "┊ 第 {step} 步发散"),
     "live_idle": (
-        "Live: r trains {wirings} × {rates} peak rates, {steps} steps each, one after another (about {each} a run).",
-        "现场训练：按 r 依次训练 {wirings} × {rates} 个峰值学习率，每次 {steps} 步（每次约 {each}）。",
+        "Live: r trains {wirings} × {rates} peak rates, {steps} steps each, one run after another, seed 0.",
+        "现场训练：按 r 依次训练 {wirings} × {rates} 个峰值学习率，每次 {steps} 步，种子 0。",
     ),
     "live_idle_short": (
         "Live: r trains {wirings} × {rates} rates, {steps} steps each.",
@@ -196,14 +196,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "现场训练：完成 {n} 次中的 {k} 次后取消。按 r 重新开始。",
     ),
     "live_failed": ("Live run {name} failed: {error}", "现场训练 {name} 失败：{error}"),
-    "seconds": ("{s:.0f} s", "{s:.0f} 秒"),
     "live_only_one": (
         "The live sweep has one shape and one warm-up: l shows the shipped results again.",
         "现场扫描只有一种形状、一种预热：按 l 回到随附的结果。",
     ),
 }
-
-LIVE_SECONDS_A_RUN = 10.0  # what the idle line promises for a run; the finished line says what it took
 
 
 @dataclass
@@ -321,10 +318,9 @@ class StabilityScreen(ExperimentScreen):
         localize_bindings(self, KEY_WORDS, lang)
         self.results: Results = read_results(results_path or SHIPPED_RESULTS)
         self.file_cells: list[Cell] = cells(self.results.runs)
-        shapes = [s for s in SHAPES if any(c.shape == s for c in self.file_cells)]
-        shapes += sorted({c.shape for c in self.file_cells} - set(shapes))
-        self.shapes = shapes or [SHAPES[0]]
-        self.shape = self.shapes[0]
+        # the grid's shapes (a link may name one the file has no runs of yet: the lab says so), then any other
+        self.shapes = [*SHAPES, *sorted({c.shape for c in self.file_cells} - set(SHAPES))]
+        self.shape = next((s for s in self.shapes if any(c.shape == s for c in self.file_cells)), SHAPES[0])
         self.warmup_on = True
         self.wiring = 0  # index into WIRINGS
         self.lr: float | None = None  # the picked rate (None: the first one shown)
@@ -439,7 +435,6 @@ class StabilityScreen(ExperimentScreen):
             wirings=wirings,
             rates=len(LIVE_GRID["learning_rates"]),
             steps=LIVE_GRID["steps"],
-            each=self.words("seconds", s=LIVE_SECONDS_A_RUN),
         )
 
     def show_status(self, text: str) -> None:
@@ -463,9 +458,10 @@ class StabilityScreen(ExperimentScreen):
             return
         cell = self.picked_cell(shown)
         assert self.lr is not None
-        head.append(self.describe_source(shown) + "\n", style="bold")
-        head.append(trains_sentence(shown, self.lang) + "\n")
-        head.append(rate_sentence(shown, self.lr, self.lang))
+        head.append(self.describe_source(shown), style="bold")
+        if not self.run_view:  # what the chart says; the run view gives its room to the run's two charts
+            head.append("\n" + trains_sentence(shown, self.lang) + "\n")
+            head.append(rate_sentence(shown, self.lr, self.lang))
         self.query_one("#stab-head", Static).update(head)
         if self.run_view:
             self.draw_run(cell)
@@ -574,6 +570,7 @@ class StabilityScreen(ExperimentScreen):
         run = self.picked_run()
         note = self.query_one("#stab-note", Static)
         if cell is None or run is None:
+            note.display = True
             note.update(self.words("no_run"))
             growth_chart.set_series([])
             loss_chart.set_series([])
@@ -652,7 +649,12 @@ class StabilityScreen(ExperimentScreen):
             self.after_pick()
 
     def action_next_wiring(self, delta: int) -> None:
-        self.wiring = (self.wiring + delta) % len(WIRINGS)
+        """The next wiring that has runs on show (all three in the shipped grid; the live sweep has two)."""
+        present = {c.norm for c in self.shown_cells()}
+        for _ in WIRINGS:
+            self.wiring = (self.wiring + delta) % len(WIRINGS)
+            if WIRINGS[self.wiring] in present or not present:
+                break
         self.after_pick()
 
     def action_next_seed(self) -> None:
