@@ -157,7 +157,7 @@ def test_the_growth_sentence_names_what_grew_first(run: dict) -> None:
         start = values[0]
         if start is None or start <= 0:
             return None
-        return next((i for i, v in enumerate(values) if v is None or v > GROWTH_FACTOR * start), None)
+        return next((i for i, v in enumerate(values, start=1) if v is None or v > GROWTH_FACTOR * start), None)
 
     firsts = {key: first(run["growth"][key]) for key in GROWTH}
     sentence = growth_sentence(run, "en")
@@ -172,7 +172,7 @@ def test_the_growth_sentence_names_what_grew_first(run: dict) -> None:
         assert sentence.startswith("No growth figure passed"), sentence
         return
     earliest = min(grown.values())
-    match = re.match(r"First past 10× its step-0 value: (.+?) at step (\d+)", sentence)
+    match = re.match(r"First past 10× its value at step 1: (.+?) at step (\d+)", sentence)
     assert match and int(match[2]) == earliest, sentence
     assert grown[next(k for k, n in names.items() if n == match[1])] == earliest
     for key, step in grown.items():
@@ -186,7 +186,7 @@ def test_the_growth_sentence_names_what_grew_first(run: dict) -> None:
 
 def record(norm: str, lr: float, seed: int, outcome: str, final: float | None, *, step: int = 0, warmup: int = 4):
     steps = 20
-    n = step + 1 if outcome == "diverged" else steps
+    n = step if outcome == "diverged" else steps  # update k's figures at index k − 1; the failing one last
     growth = {key: [1.0 + i * (100.0 if key == "max_logit" else 0.1) for i in range(n)] for key in GROWTH}
     if outcome == "diverged":
         growth["grad_norm"][-1] = None
@@ -206,7 +206,7 @@ def record(norm: str, lr: float, seed: int, outcome: str, final: float | None, *
         "unigram": 3.5,
         "diverged": {"step": step, "what": "gradient norm"} if outcome == "diverged" else None,
         "val_loss": [[0, 9.0], [10, 4.0], [20, final]] if final else [[0, 9.0]],
-        "train_loss": [9.0 - i * 0.2 for i in range(n - 1)],
+        "train_loss": [9.0 - i * 0.2 for i in range(n - 1 if outcome == "diverged" else n)],
         "growth": growth,
     }
 
@@ -389,14 +389,14 @@ async def test_a_picked_run_shows_its_curves_and_growth_with_the_divergence_mark
             "‖x‖ after the last block",
         ]
         assert list(growth.series[2].ys) == pytest.approx(run["growth"]["max_logit"])
-        assert growth.log_y  # max |logit| goes from 1 to 601
+        assert growth.log_y and list(growth.series[0].xs) == [1, 2, 3, 4, 5, 6]  # max |logit| from 1 to 501
         loss = screen.query_one("#stab-loss", LineChart)
         assert list(loss.series[1].ys) == pytest.approx(run["train_loss"]) and loss.x_marker == 6
         text = flat(app)
         assert "Run: no LayerNorm, lr 0.3, warm-up 4 steps, seed 1 (2 of 2: n for the next)" in text
         assert "diverged at step 6 (the gradient norm stopped being finite)" in text
         assert (
-            "First past 10× its step-0 value: max |logit| at step 1; then gradient norm before clipping (step 6)"
+            "First past 10× its value at step 1: max |logit| at step 2; then gradient norm before clipping (step 6)"
             in text
         )
         assert growth_sentence(run, "en") in text

@@ -584,12 +584,15 @@ class StabilityScreen(ExperimentScreen):
         note.display = True
         note.update("\n".join(lines))
         steps = int(run.get("steps", 0) or 0)  # type: ignore[call-overload]
+        if step is not None:  # what matters is before the blow-up: the steps after it are not on file
+            steps = min(steps, math.ceil(step * 1.5) + 1)
         series = []
         for key in GROWTH:
             values = growth_series(run, key)
             colour, marker = GROWTH_LOOK[key]
             label = say(key, self.lang)
-            series.append(Series(label, list(range(len(values))), values, colour, marker))
+            # figure i was read in update i + 1's forward pass: the failing update's at the divergence step
+            series.append(Series(label, list(range(1, len(values) + 1)), values, colour, marker))
         ys = [y for s in series for y in s.ys if math.isfinite(y) and y > 0]
         log_y = bool(ys) and max(ys) / min(ys) > LOG_SPAN
         title = self.words("title_growth") + (self.words("log_scale") if log_y else "")
@@ -608,9 +611,16 @@ class StabilityScreen(ExperimentScreen):
         if isinstance(unigram, (int, float)):
             label = self.words("unigram", loss=f"{unigram:.3f}")
             loss_series.append(Series(label, (0, steps), (unigram, unigram), *UNIGRAM_LOOK, dashed=True))
-        loss_title = self.words("title_loss") + self.words("nats")
+        losses = [y for s in loss_series for y in s.ys if math.isfinite(y) and y > 0]
+        log_loss = bool(losses) and max(losses) / min(losses) > LOG_SPAN  # a loss that blew up to 3e7
+        loss_title = self.words("title_loss") + self.words("nats") + (self.words("log_scale") if log_loss else "")
         loss_chart.set_series(
-            loss_series, x_label=self.words("x_steps"), y_label=loss_title, x_range=(0, steps), x_marker=step
+            loss_series,
+            x_label=self.words("x_steps"),
+            y_label=loss_title,
+            x_range=(0, steps),
+            x_marker=step,
+            log_y=log_loss,
         )
 
     def run_line(self, cell: Cell, run: dict[str, object]) -> str:

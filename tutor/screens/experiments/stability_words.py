@@ -53,15 +53,15 @@ WORDS: dict[str, tuple[str, str]] = {
     "no_warmup": ("no warm-up", "不预热"),
     # which growth figure passed GROWTH_FACTOR × its start first
     "growth_first": (
-        "First past {factor:g}× its step-0 value: {first} at step {step}",
-        "最先超过第 0 步的 {factor:g} 倍：{first}，在第 {step} 步",
+        "First past {factor:g}× its value at step 1: {first} at step {step}",
+        "最先超过第 1 步的 {factor:g} 倍：{first}，在第 {step} 步",
     ),
     "growth_then": ("; then {rest}", "；然后是{rest}"),
     "growth_item": ("{name} (step {step})", "{name}（第 {step} 步）"),
     "growth_never": ("; never: {names}", "；始终没有：{names}"),
     "growth_none": (
-        "No growth figure passed {factor:g}× its step-0 value.",
-        "没有哪个量超过第 0 步的 {factor:g} 倍。",
+        "No growth figure passed {factor:g}× its value at step 1.",
+        "没有哪个量超过第 1 步的 {factor:g} 倍。",
     ),
     "grad_norm": ("gradient norm before clipping", "裁剪前的梯度范数"),
     "max_attn_score": ("max |attention score|", "最大 |注意力分数|"),
@@ -187,18 +187,19 @@ def growth_series(run: dict[str, object], key: str) -> list[float]:
 
 
 def first_growth_step(values: Sequence[float], factor: float = GROWTH_FACTOR) -> int | None:
-    """The first step at which the figure is more than `factor` × its value at step 0 (or not finite: inf, a
-    None on file); None if it never is, or has no positive start."""
+    """The first step (1: the first update's forward pass, as a divergence step counts) at which the figure is
+    more than `factor` × its value at step 1 (or not finite: inf, a None on file); None if it never is, or has
+    no positive start."""
     if not values or not math.isfinite(values[0]) or values[0] <= 0:
         return None
-    for step, value in enumerate(values):
+    for step, value in enumerate(values, start=1):
         if value == math.inf or (math.isfinite(value) and value > factor * values[0]):
             return step
     return None
 
 
 def growth_sentence(run: dict[str, object], lang: str) -> str:
-    """Which of the four growth figures passed GROWTH_FACTOR × its step-0 value first, and when the others did:
+    """Which of the four growth figures passed GROWTH_FACTOR × its value at step 1 first, and when the others did:
     the learner sees what grew before the run blew up."""
     firsts = [(key, first_growth_step(growth_series(run, key))) for key in GROWTH]
     grown = sorted(((step, GROWTH.index(key), key) for key, step in firsts if step is not None))
