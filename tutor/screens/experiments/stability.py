@@ -585,7 +585,7 @@ class StabilityScreen(ExperimentScreen):
         note.update("\n".join(lines))
         steps = int(run.get("steps", 0) or 0)  # type: ignore[call-overload]
         if step is not None:  # what matters is before the blow-up: the steps after it are not on file
-            steps = min(steps, math.ceil(step * 1.5) + 1)
+            steps = min(steps, max(10, math.ceil(step * 1.5) + 1))  # 10 at least: whole steps on the axis
         series = []
         for key in GROWTH:
             values = growth_series(run, key)
