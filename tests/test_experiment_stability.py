@@ -31,6 +31,7 @@ from tutor.screens.experiments.stability_words import (
     growth_sentence,
     loss_text,
     rate_sentence,
+    run_sentence,
     trains_sentence,
 )
 from tutor.widgets.line_chart import LineChart
@@ -148,6 +149,27 @@ def test_the_cell_sentence_and_table_cells_hold_the_cells_numbers(runs: list[dic
         assert diverged_text(cell, "en").startswith(f"{len(diverged)} of {len(own)}")
         zh = cell_sentence(cell, "zh")
         assert f"共 {len(own)} 次——{len(diverged)} 次发散" in zh, zh
+
+
+@QUICK
+@given(RUNS, st.data())
+def test_the_run_sentence_says_how_the_run_ended(runs: list[dict], data: st.DataObject) -> None:
+    cell = data.draw(st.sampled_from(cells(runs)))
+    index = data.draw(st.integers(0, cell.n - 1))
+    run = sorted(cell.runs, key=lambda r: r["seed"])[index]
+    sentence = run_sentence(cell, index, "en")
+    head = f"Run: {NAMES_EN[cell.norm]}, lr {cell.lr:g}, "
+    assert (
+        sentence.startswith(head) and f", seed {run['seed']} ({index + 1} of {cell.n}: n for the next) — " in sentence
+    )
+    ending = {
+        "diverged": lambda: f"diverged at step {run['diverged']['step']} (the loss stopped being finite)",
+        "stalled": lambda: f"stalled at {run['final_val_loss']:.3f} (unigram {run['unigram']:.3f})",
+        "trained": lambda: f"trained to {run['final_val_loss']:.3f}",
+    }[run["outcome"]]()
+    assert sentence.endswith(ending), sentence
+    zh = run_sentence(cell, index, "zh")
+    assert f"种子 {run['seed']}（{cell.n} 个中的第 {index + 1} 个" in zh
 
 
 @QUICK

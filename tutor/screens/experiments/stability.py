@@ -58,6 +58,7 @@ from tutor.screens.experiments.stability_words import (
     loss_text,
     rate_sentence,
     rate_text,
+    run_sentence,
     trains_sentence,
     warmup_text,
     wiring_name,
@@ -147,18 +148,6 @@ WORDS: dict[str, tuple[str, str]] = {
     "col_stalled": ("stalled", "停滞"),
     "col_loss": ("final loss (range)", "最终损失（范围）"),
     "picked": ("Picked: {cell}", "选中：{cell}"),
-    "run_line": (
-        "Run: {wiring}, lr {lr}, {warmup}, seed {seed} ({i} of {n}: n for the next) — {outcome}",
-        "单次训练：{wiring}，学习率 {lr}，{warmup}，种子 {seed}（{n} 个中的第 {i} 个，按 n 换下一个）——{outcome}",
-    ),
-    "outcome_trained": ("trained to {loss}", "训练到 {loss}"),
-    "outcome_stalled": ("stalled at {loss} (unigram {unigram})", "停滞在 {loss}（一元基线 {unigram}）"),
-    "outcome_diverged": (
-        "diverged at step {step} ({what} stopped being finite)",
-        "在第 {step} 步发散（{what}不再有限）",
-    ),
-    "what_loss": ("the loss", "损失"),
-    "what_gradient norm": ("the gradient norm", "梯度范数"),
     "shipped": (
         "o opens it in the main screen: it is the shipped model {name}.",
         "按 o 在主界面打开：它就是随附模型 {name}。",
@@ -577,7 +566,7 @@ class StabilityScreen(ExperimentScreen):
             return
         diverged = run.get("diverged")
         step = int(diverged["step"]) if isinstance(diverged, dict) else None
-        lines = [self.run_line(cell, run), growth_sentence(run, self.lang)]
+        lines = [run_sentence(cell, self.seed % cell.n, self.lang), growth_sentence(run, self.lang)]
         name = shipped_variant(run)
         if name or not self.compact:
             lines.append(self.words("shipped", name=name) if name else self.words("not_shipped"))
@@ -621,28 +610,6 @@ class StabilityScreen(ExperimentScreen):
             x_range=(0, steps),
             x_marker=step,
             log_y=log_loss,
-        )
-
-    def run_line(self, cell: Cell, run: dict[str, object]) -> str:
-        diverged = run.get("diverged")
-        unigram = float(run.get("unigram", math.nan))  # type: ignore[arg-type]
-        if isinstance(diverged, dict):
-            what = self.words(f"what_{diverged.get('what')}") if f"what_{diverged.get('what')}" in WORDS else ""
-            outcome = self.words("outcome_diverged", step=diverged.get("step"), what=what or diverged.get("what"))
-        elif run.get("outcome") == "stalled":
-            loss = f"{float(run['final_val_loss']):.3f}"  # type: ignore[arg-type]
-            outcome = self.words("outcome_stalled", loss=loss, unigram=f"{unigram:.3f}")
-        else:
-            outcome = self.words("outcome_trained", loss=f"{float(run.get('final_val_loss') or math.nan):.3f}")  # type: ignore[arg-type]
-        return self.words(
-            "run_line",
-            wiring=wiring_name(cell.norm, self.lang),
-            lr=rate_text(cell.lr),
-            warmup=warmup_text(cell.warmup, self.lang),
-            seed=run.get("seed"),
-            i=self.seed % cell.n + 1,
-            n=cell.n,
-            outcome=outcome,
         )
 
     # -- actions ---------------------------------------------------------------------------------

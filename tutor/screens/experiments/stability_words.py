@@ -51,6 +51,19 @@ WORDS: dict[str, tuple[str, str]] = {
     "cell_no_loss": ("; no final loss (every run diverged)", "；没有最终损失（每次都发散了）"),
     "warmup": ("warm-up {n} steps", "预热 {n} 步"),
     "no_warmup": ("no warm-up", "不预热"),
+    # one run
+    "run": (
+        "Run: {wiring}, lr {lr}, {warmup}, seed {seed} ({i} of {n}: n for the next) — {outcome}",
+        "单次训练：{wiring}，学习率 {lr}，{warmup}，种子 {seed}（{n} 个中的第 {i} 个，按 n 换下一个）——{outcome}",
+    ),
+    "outcome_trained": ("trained to {loss}", "训练到 {loss}"),
+    "outcome_stalled": ("stalled at {loss} (unigram {unigram})", "停滞在 {loss}（一元基线 {unigram}）"),
+    "outcome_diverged": (
+        "diverged at step {step} ({what} stopped being finite)",
+        "在第 {step} 步发散（{what}不再有限）",
+    ),
+    "what_loss": ("the loss", "损失"),
+    "what_gradient norm": ("the gradient norm", "梯度范数"),
     # which growth figure passed GROWTH_FACTOR × its start first
     "growth_first": (
         "First past {factor:g}× its value at step 1: {first} at step {step}",
@@ -171,6 +184,33 @@ def cell_sentence(cell: Cell, lang: str) -> str:
             "cell_loss", lang, median=f"{median:.3f}", low=f"{losses[0]:.3f}", high=f"{losses[-1]:.3f}", m=len(losses)
         )
     return text + words("end", lang)
+
+
+def run_sentence(cell: Cell, index: int, lang: str) -> str:
+    """The cell's run `index` (by seed) in a line: its recipe, its seed, and how it ended."""
+    run = cell.runs[index]
+    diverged = run.get("diverged")
+    if isinstance(diverged, dict):
+        what = str(diverged.get("what"))
+        what = words(f"what_{what}", lang) if f"what_{what}" in WORDS else what
+        outcome = words("outcome_diverged", lang, step=diverged.get("step"), what=what)
+    elif run.get("outcome") == "stalled":
+        unigram = float(run.get("unigram", math.nan))  # type: ignore[arg-type]
+        loss = float(run["final_val_loss"])  # type: ignore[arg-type]
+        outcome = words("outcome_stalled", lang, loss=f"{loss:.3f}", unigram=f"{unigram:.3f}")
+    else:
+        outcome = words("outcome_trained", lang, loss=f"{float(run['final_val_loss']):.3f}")  # type: ignore[arg-type]
+    return words(
+        "run",
+        lang,
+        wiring=wiring_name(cell.norm, lang),
+        lr=rate_text(cell.lr),
+        warmup=warmup_text(cell.warmup, lang),
+        seed=run.get("seed"),
+        i=index + 1,
+        n=cell.n,
+        outcome=outcome,
+    )
 
 
 def growth_series(run: dict[str, object], key: str) -> list[float]:
