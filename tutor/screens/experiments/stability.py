@@ -132,8 +132,9 @@ WORDS: dict[str, tuple[str, str]] = {
         "{source}: {runs} runs, {steps} steps (l: shipped)",
         "{source}：{runs} 次，每次 {steps} 步（l：随附结果）",
     ),
-    "source_file": ("Shipped sweep", "随附的扫描结果"),
-    "source_live": ("Live sweep", "现场扫描"),
+    "source_file": ("Shipped sweep", "随附的网格实验结果"),
+    "source_live": ("Live sweep", "现场小网格实验"),
+    "with_warmup": ("with warm-up", "有预热"),
     "shape": ("{n} blocks × {d}", "{n} 块 × {d} 维"),
     "x_rate": ("peak learning rate (log scale) →", "峰值学习率（对数刻度）→"),
     "y_final": ("final validation loss (nats per token)", "最终验证损失（每个词元的 nats）"),
@@ -155,7 +156,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "not_shipped": ("No shipped model is this run.", "没有随附模型对应这次训练。"),
     "no_run": ("No run to pick here.", "这里没有可选的训练。"),
     "title_loss": ("loss while training", "训练中的损失"),
-    "title_growth": ("what grew, step by step", "逐步增长的量"),
+    "title_growth": ("what grew, step by step", "各增长量随训练步数的变化"),
     "x_steps": ("training step →", "训练步数 →"),
     "nats": (" (nats per token)", "（每个词元的 nats）"),
     "y_growth": ("growth figures", "增长量"),
@@ -185,10 +186,6 @@ WORDS: dict[str, tuple[str, str]] = {
         "现场训练：完成 {n} 次中的 {k} 次后取消。按 r 重新开始。",
     ),
     "live_failed": ("Live run {name} failed: {error}", "现场训练 {name} 失败：{error}"),
-    "live_only_one": (
-        "The live sweep has one shape and one warm-up: l shows the shipped results again.",
-        "现场扫描只有一种形状、一种预热：按 l 回到随附的结果。",
-    ),
 }
 
 
@@ -458,7 +455,9 @@ class StabilityScreen(ExperimentScreen):
             self.draw_rates(shown, cell)
 
     def warmup_words(self) -> str:
-        return self.words("source_live") if self.show_live else warmup_text(40 if self.warmup_on else 0, self.lang)
+        if self.show_live:
+            return self.words("source_live")
+        return self.words("with_warmup") if self.warmup_on else warmup_text(0, self.lang)
 
     def describe_source(self, shown: list[Cell]) -> str:
         runs = [r for c in shown for r in c.runs]
