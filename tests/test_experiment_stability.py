@@ -556,11 +556,8 @@ async def test_the_live_sweep_trains_through_the_sweeps_own_code_and_draws_each_
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_lab(pilot)
-        await press(pilot, "r")
-        for _ in range(3000):
-            if screen.live is not None and screen.live.finished:
-                break
-            await pilot.pause(0.05)
+        await pilot.press("r")
+        await until(pilot, lambda: screen.live is not None and screen.live.finished)
         live = screen.live
         assert live is not None and live.finished and not live.cancelled
         assert [(r["norm"], r["lr"], r["steps"]) for r in live.records] == [("pre", 0.01, 5), ("none", 0.01, 5)]
@@ -574,28 +571,36 @@ async def test_the_live_sweep_trains_through_the_sweeps_own_code_and_draws_each_
         assert not screen.show_live and len(table_lines(app)) == 1 + 6
 
 
+async def until(pilot, done, seconds: float = 600.0) -> None:  # type: ignore[no-untyped-def]
+    """Pause until `done()` (the live run shares the machine: no fixed number of pauses is enough)."""
+    import time
+
+    end = time.monotonic() + seconds
+    while not done() and time.monotonic() < end:
+        await pilot.pause(0.05)
+    assert done()
+
+
 async def test_the_live_sweep_cancels_with_its_key_with_escape_and_on_leaving(store, small_file, monkeypatch) -> None:
-    monkeypatch.setattr(stability, "LIVE_GRID", TINY_GRID | {"steps": 100_000})
+    # one validation at the start only: the run is all steps (`settle` would wait for its worker: not used below)
+    monkeypatch.setattr(stability, "LIVE_GRID", TINY_GRID | {"steps": 100_000, "eval_every": 100_000})
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_lab(pilot)
         for cancel in ("r", "escape"):
             await pilot.press("r")
-            for _ in range(3000):
-                if screen.live is not None and screen.live.step >= 2:
-                    break
-                await pilot.pause(0.05)
+            await until(pilot, lambda: screen.live is not None and screen.live.step >= 1)
             assert "Live: run 1/2" in screen_text(app, "#stab-status")
-            await press(pilot, "right", "v", "v")  # keys do not wait for the run
+            lr = screen.lr
+            await pilot.press("right", "v", "v")  # keys do not wait for the run
+            await pilot.pause(0.2)
+            assert screen.lr != lr and not screen.live.finished
             await pilot.press(cancel)
             await settle(pilot)
             assert screen.live.finished and screen.live.cancelled and screen.live.step < 100_000
             assert app.screen is screen  # Escape cancelled; it did not leave
         await pilot.press("r")
-        for _ in range(3000):
-            if screen.live.step >= 2:
-                break
-            await pilot.pause(0.05)
+        await until(pilot, lambda: screen.live.step >= 1)
         app.pop_screen()  # leaving the screen while it trains
         await settle(pilot)
         assert screen._stop is not None and screen._stop.is_set()
@@ -616,11 +621,8 @@ async def test_a_failing_live_run_is_a_notice_and_the_sweep_goes_on(store, small
     said = notices(app)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_lab(pilot)
-        await press(pilot, "r")
-        for _ in range(3000):
-            if screen.live.finished:
-                break
-            await pilot.pause(0.05)
+        await pilot.press("r")
+        await until(pilot, lambda: screen.live is not None and screen.live.finished)
         assert [r["norm"] for r in screen.live.records] == ["none"]
         assert any("failed: MemoryError: no room" in message for message in said), said
         assert app.screen is screen
