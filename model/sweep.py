@@ -30,7 +30,6 @@ from model.corpus import Corpus
 from model.train import GROWTH, RECIPES, Progress, Recipe, new_state, recipe_changes, run
 
 FORMAT = "tutor-sweep/1"
-SHIPPED_RESULTS = Path(__file__).parent / "data" / "stability.jsonl.gz"  # `tutor sweep --grid stability`'s file
 # The two shapes of the grid: tiny's 4 blocks of 64, and the depth family's 16 of 32 (the same 12·L·d² weights).
 SHAPES: dict[str, dict[str, int]] = {
     "4x64": {"n_layers": 4, "d_model": 64, "d_mlp": 256},

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import model.sweep
-from model.sweep import FORMAT, SHIPPED_RESULTS, RunSpec, cells, read_results
+from model.sweep import FORMAT, RunSpec, cells, read_results
 from model.train import GROWTH, RECIPES
 from tutor.lessons.links import parse_link
 from tutor.screens.experiments import stability
@@ -258,7 +258,7 @@ def write_results(path: Path, runs: list[dict], header: dict | None = None) -> P
 @pytest.fixture
 def small_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = write_results(tmp_path / "sweep.jsonl", small_sweep())
-    monkeypatch.setattr(stability, "SHIPPED_RESULTS", path)
+    monkeypatch.setattr(stability, "RESULTS_FILE", path)
     return path
 
 
@@ -309,7 +309,7 @@ def table_lines(app) -> list[str]:
 
 
 async def test_the_shipped_results_open_from_the_practice_menu_with_every_cell_in_the_table(store) -> None:
-    results = read_results(SHIPPED_RESULTS)
+    results = read_results(stability.RESULTS_FILE)
     assert results.runs, results.problem  # the file ships, and the lab reads it as `tutor sweep --report` does
     app = make_app(store)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -447,7 +447,7 @@ async def test_a_run_that_is_a_shipped_model_opens_in_the_main_screen(store, tmp
     shipped |= {"key": RunSpec(RECIPES["nonorm"], seed, steps).key(), "steps": steps}
     other = record("none", RECIPES["nonorm"].learning_rate, seed + 1, "trained", 2.6)
     other["steps"] = steps
-    monkeypatch.setattr(stability, "SHIPPED_RESULTS", write_results(tmp_path / "s.jsonl", [shipped, other]))
+    monkeypatch.setattr(stability, "RESULTS_FILE", write_results(tmp_path / "s.jsonl", [shipped, other]))
     assert shipped_variant(shipped) == "nonorm" and shipped_variant(other) is None
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -492,7 +492,7 @@ async def test_a_broken_results_file_is_one_line_and_the_lab_opens(store, tmp_pa
         path = tmp_path / "sweep.jsonl.gz"
         data = gzip.compress(write_results(tmp_path / "plain.jsonl", small_sweep()).read_bytes())
         path.write_bytes(data[: len(data) // 2])
-    monkeypatch.setattr(stability, "SHIPPED_RESULTS", path)
+    monkeypatch.setattr(stability, "RESULTS_FILE", path)
     problem = read_results(path).problem
     assert problem
     app = make_app(store)

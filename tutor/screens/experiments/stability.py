@@ -2,7 +2,7 @@
 
 At the default learning rate a model without LayerNorm trains about as well as one with it; the difference
 shows as the peak learning rates at which runs still train. The lab reads `tutor sweep`'s results file
-(the shipped one is `model.sweep.SHIPPED_RESULTS`, the grid `--grid stability`: wiring × peak learning rate ×
+(the shipped one is model/data/stability.jsonl.gz, `--grid stability`: wiring × peak learning rate ×
 warm-up × shape × 3 seeds) and shows, for one shape and warm-up at a time:
 
 - the chart: the final validation loss against the peak learning rate (log axis), a curve per wiring through
@@ -42,8 +42,9 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+import model.sweep
 from model import GPT
-from model.sweep import SHIPPED_RESULTS, STALLED_MARGIN, Cell, Results, RunSpec, cells, read_results
+from model.sweep import STALLED_MARGIN, Cell, Results, RunSpec, cells, read_results
 from model.train import GROWTH, RECIPES
 from model.weights import SHIPPED_DIR, WeightsError, read_safetensors
 from tutor.host import Host
@@ -67,6 +68,7 @@ from tutor.screens.experiments.stability_words import words as say
 from tutor.widgets.line_chart import LineChart, Series
 from tutor.widgets.live_static import LiveStatic
 
+RESULTS_FILE = Path(model.sweep.__file__).parent / "data" / "stability.jsonl.gz"  # `tutor sweep --grid stability`'s
 SHAPES = ("4x64", "16x32")  # the grid's shapes (`model.sweep.SHAPES`), the first one shown first
 # the wirings' looks: tiny's, postnorm's and nonorm's in the training screen (colour, marker without colour)
 WIRING_LOOK = {"pre": ("#00d700", "*"), "post": ("#5f87ff", "#"), "none": ("#ff8700", "%")}
@@ -302,7 +304,7 @@ class StabilityScreen(ExperimentScreen):
     def __init__(self, gpt: GPT, prompt: str, lang: str, results_path: Path | None = None) -> None:
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
         localize_bindings(self, KEY_WORDS, lang)
-        self.results: Results = read_results(results_path or SHIPPED_RESULTS)
+        self.results: Results = read_results(results_path or RESULTS_FILE)
         self.file_cells: list[Cell] = cells(self.results.runs)
         # the grid's shapes (a link may name one the file has no runs of yet: the lab says so), then any other
         self.shapes = [*SHAPES, *sorted({c.shape for c in self.file_cells} - set(SHAPES))]
