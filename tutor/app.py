@@ -375,6 +375,12 @@ class TutorApp(App[None]):
             screen.take_options(options)
         self.push_screen(screen)
 
+    def show_model(self, name: str) -> None:
+        """Close the screens above the main one and load shipped variant `name` there, to step through it."""
+        while self.screen is not self.main and len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.main.switch_model(name)
+
     def open_exercise(self, name: str) -> None:
         from tutor.exercises import EXERCISES
         from tutor.screens.exercise import ExerciseScreen

@@ -29,6 +29,9 @@ class Host(Protocol):
 
     def open_exercise(self, name: str) -> None: ...
 
+    def show_model(self, name: str) -> None:
+        """Back on the main screen with shipped variant `name` loaded (an experiment's "open it there")."""
+
     def open_quiz(self, lesson_id: str) -> None: ...
 
     def action_lessons(self) -> None: ...

@@ -18,7 +18,7 @@ import numpy as np
 
 from model.train import RECIPES
 from tutor.lessons.claims import check_claims
-from tutor.lessons.links import DEPTH_LAB_VIEWS, LessonError, links_in, parse_link
+from tutor.lessons.links import DEPTH_LAB_VIEWS, STABILITY_LAB_OPTIONS, LessonError, links_in, parse_link
 from tutor.lessons.parse import (
     EXPERIMENTS,
     MODEL_VARIANTS,
@@ -297,6 +297,17 @@ def _depth_lab_problems(params: dict[str, str]) -> Iterator[str]:
         yield "the depth lab's left and right models must differ"
 
 
+def _stability_lab_problems(params: dict[str, str]) -> Iterator[str]:
+    """What is wrong with an experiment link's `shape` and `warmup` (the stability lab's options)."""
+    options = {key: params[key] for key in STABILITY_LAB_OPTIONS if key in params}
+    if options and params.get("name") != "stability":
+        yield f"only the stability lab takes {', '.join(options)}"
+        return
+    for key, value in options.items():
+        if value not in STABILITY_LAB_OPTIONS[key]:
+            yield _unknown(f"stability lab {key}", value, STABILITY_LAB_OPTIONS[key])
+
+
 def _check_links(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[str]:
     facts = model_facts()
     by_id = {other.id: other for other in siblings.values()}
@@ -335,6 +346,7 @@ def _check_links(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[str]:
             if params.get("name") not in EXPERIMENTS:
                 yield f"{where}: {_unknown('experiment', params.get('name', ''), EXPERIMENTS)}"
             yield from (f"{where}: {problem}" for problem in _depth_lab_problems(params))
+            yield from (f"{where}: {problem}" for problem in _stability_lab_problems(params))
         elif link.action == "quiz":
             target = by_id.get(params.get("id", lesson.id))
             if target is None:

@@ -15,12 +15,15 @@ SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token", "direction")
 ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "show": SHOW_KEYS,
     "lesson": ("id", "heading"),
-    "experiment": ("name", "left", "right", "view"),  # the last three: the depth lab's (DEPTH_LAB_VIEWS)
+    # left, right, view: the depth lab's (DEPTH_LAB_VIEWS); shape, warmup: the stability lab's (STABILITY_LAB_OPTIONS)
+    "experiment": ("name", "left", "right", "view", "shape", "warmup"),
     "exercise": ("name",),
     "quiz": ("id",),
 }
 # what a link may open the depth lab on: its left and right model (shipped variants) and its view
 DEPTH_LAB_VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity", "family", "seeds")
+# what a link may open the stability lab on: a shape of the shipped sweep, warm-up on or off
+STABILITY_LAB_OPTIONS = {"shape": ("4x64", "16x32"), "warmup": ("on", "off")}
 _LINK = re.compile(r"\]\(\s*(?:<(?P<angled>tutor:[^>\n]*)>|(?P<href>tutor:[^)\s>]*))\s*\)")
 
 

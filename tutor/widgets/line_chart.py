@@ -41,6 +41,7 @@ class Series:
     marker: str = "•"
     dashed: bool = False  # for reference lines such as a baseline
     legend: bool = True  # False: drawn, but not named in the legend (the many lines one entry names)
+    points: bool = False  # True: each point is its marker in its colour, nothing between them (on top of the lines)
 
 
 def tick_text(value: float, whole: bool = False) -> str:
@@ -164,6 +165,8 @@ class LineChart(Widget):
     @staticmethod
     def swatch(s: Series) -> str:
         """The series in the legend: a stroke of its line (dashed for a reference line) around its marker."""
+        if s.points:
+            return f" {s.marker} "
         stroke = "╍" if s.dashed else "━"
         return f"{stroke}{s.marker}{stroke}"
 
@@ -268,7 +271,15 @@ class LineChart(Widget):
         def to_dot(x: float, y: float) -> tuple[float, float]:
             return (x - x0) / (x1 - x0) * (columns - 1), (y1 - self._axis(y)) / (y1 - y0) * (rows - 1)
 
+        glyphs: dict[tuple[int, int], Series] = {}  # (row, column) → the points series drawn there
         for s in reversed(self.series):  # the first series ends on top where curves cross
+            if s.points:
+                for x, y in zip(s.xs, s.ys, strict=True):
+                    if math.isfinite(x) and self._plottable(float(y)):
+                        dx, dy = to_dot(float(x), float(y))
+                        if 0 <= round(dx) < columns and 0 <= round(dy) < rows:
+                            glyphs[(round(dy) // dots_y, round(dx) // dots_x)] = s
+                continue
             points = [
                 to_dot(float(x), float(y))
                 for x, y in zip(s.xs, s.ys, strict=True)
@@ -293,7 +304,10 @@ class LineChart(Widget):
             line: list[tuple[str, Style | None]] = []
             for column in range(plot_width):
                 s = owner[row][column]
-                if s is None and column == marker_column:
+                if (row, column) in glyphs:
+                    mark = glyphs[(row, column)]
+                    line.append((mark.marker, Style(color=None if not braille else mark.color, bold=True)))
+                elif s is None and column == marker_column:
                     line.append(("┊", Style(dim=True)))
                 elif s is None:
                     line.append((" ", None))

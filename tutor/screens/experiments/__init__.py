@@ -23,6 +23,7 @@ SCREENS: dict[str, tuple[str, str]] = {  # name → (module, class)
     "layernorm-calc": ("tutor.screens.experiments.layernorm_calc", "LayerNormCalcScreen"),
     "training": ("tutor.screens.experiments.training", "TrainingScreen"),
     "depth": ("tutor.screens.experiments.depth_lab", "DepthLabScreen"),
+    "stability": ("tutor.screens.experiments.stability", "StabilityScreen"),
 }
 TITLES: dict[str, tuple[str, str]] = {  # name → (en, zh)
     "compare": ("Compare two models on one prompt", "同一提示词，对比两个模型"),
@@ -32,6 +33,10 @@ TITLES: dict[str, tuple[str, str]] = {  # name → (en, zh)
     "layernorm-calc": ("LayerNorm calculator", "LayerNorm 计算器"),
     "training": ("Training: loss curves of the variants", "训练：各变体的损失曲线"),
     "depth": ("The depth lab", "深度实验室"),
+    "stability": (
+        "The stability lab: learning rates that train, over seeds",
+        "稳定性实验室：哪些学习率训练得动（多个种子）",
+    ),
 }
 assert tuple(SCREENS) == EXPERIMENTS == tuple(TITLES)
 
