@@ -15,12 +15,14 @@ SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token", "direction")
 ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "show": SHOW_KEYS,
     "lesson": ("id", "heading"),
-    "experiment": ("name", "left", "right", "view"),  # the last three: the depth lab's (DEPTH_LAB_VIEWS)
+    "experiment": ("name", "left", "right", "view"),  # the depth lab's three; the LayerNorm calculator's view
     "exercise": ("name",),
     "quiz": ("id",),
 }
 # what a link may open the depth lab on: its left and right model (shipped variants) and its view
 DEPTH_LAB_VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity", "family")
+# the LayerNorm calculator's views: one typed vector, or a prompt's matrix through LayerNorm and BatchNorm
+LAYERNORM_CALC_VIEWS = ("vector", "batchnorm")
 _LINK = re.compile(r"\]\(\s*(?:<(?P<angled>tutor:[^>\n]*)>|(?P<href>tutor:[^)\s>]*))\s*\)")
 
 
