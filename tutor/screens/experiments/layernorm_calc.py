@@ -33,7 +33,7 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "back": ("Back", "返回"),
     "example": ("Example [1 2 3 4]", "示例 [1 2 3 4]"),
     "from_model": ("Model's vector", "模型的向量"),
-    "toggle_view": ("LayerNorm vs BatchNorm", "LayerNorm 对比 BatchNorm"),
+    "toggle_view": ("vs BatchNorm", "对比 BatchNorm"),
     "next_norm(1)": ("Norm", "归一化层"),
     "pick_token(1)": ("Token", "词元"),
     "change_token(1)": ("Change it", "换掉它"),
@@ -214,7 +214,7 @@ class LayerNormCalcScreen(ExperimentScreen):
     BINDINGS = [
         Binding("f2", "example", "Example [1 2 3 4]"),
         Binding("f3", "from_model", "Model's vector"),
-        Binding("f4", "toggle_view", "LayerNorm vs BatchNorm"),
+        Binding("f4", "toggle_view", "vs BatchNorm"),
         Binding("f6", "next_norm(1)", "Norm"),
         Binding("shift+f6", "next_norm(-1)", show=False),
         # priority: the prompt would move its cursor with these keys

@@ -39,17 +39,26 @@ def delta_text(value: float) -> str:
 WORDS: dict[str, tuple[str, str]] = {
     "prompt": ("Prompt", "提示词"),
     "source": (
-        "x: the stream entering {step} ({hook}), {t} tokens × {d} numbers; γ, β: that norm's own. "
-        "Both norms in float64 with ε = {eps}.",
-        "x：进入 {step} 的残差流（{hook}），{t} 个词元 × {d} 个数；γ、β 用这个归一化层自己的。"
-        "两种归一化都用 float64 计算，ε = {eps}。",
+        "x: {t} tokens × {d} numbers entering {step} ({hook}); γ, β: that norm's; ε = {eps}; float64.",
+        "x：进入 {step} 的 {t} 个词元 × {d} 个数（{hook}）；γ、β 用这一层自己的；ε = {eps}；float64。",
+    ),
+    "source_one": (
+        "x: 1 token × {d} numbers entering {step} ({hook}); γ, β: that norm's; ε = {eps}; float64.",
+        "x：进入 {step} 的 1 个词元 × {d} 个数（{hook}）；γ、β 用这一层自己的；ε = {eps}；float64。",
     ),
     "layer_title": ("LayerNorm: by row, over {d} numbers", "LayerNorm：按行，每行 {d} 个数"),
     "batch_title": ("BatchNorm: by column, over {t} tokens", "BatchNorm：按列，每列 {t} 个词元"),
     "batch_title_one": ("BatchNorm: by column, over 1 token", "BatchNorm：按列，每列只有 1 个词元"),
     "changes": (
-        "alt+↑↓ changes token {pos} “{piece}”, alt+←→ picks another; or edit the prompt.",
-        "alt+↑↓ 换掉第 {pos} 个词元“{piece}”，alt+←→ 换一个位置；也可以直接改提示词。",
+        "alt+↑↓ changes token {pos} “{piece}” to the model's next guess there, alt+←→ picks another token; "
+        "or edit the prompt.",
+        "alt+↑↓ 把第 {pos} 个词元“{piece}”换成模型在这里的下一个猜测，alt+←→ 换一个位置；也可以直接改提示词。",
+    ),
+    "changes_first": (
+        "alt+↑↓ changes token 0 “{piece}” to the next in the vocabulary (nothing predicts token 0), alt+←→ picks "
+        "another token; or edit the prompt.",
+        "alt+↑↓ 把第 0 个词元“{piece}”换成词表里的下一个（它前面没有词元，模型无从猜测），alt+←→ 换一个位置；"
+        "也可以直接改提示词。",
     ),
     "empty": ("Type a prompt: its tokens are the rows.", "请输入提示词：它的每个词元就是一行。"),
     "no_norm": (
@@ -71,20 +80,21 @@ WORDS: dict[str, tuple[str, str]] = {
     "added_many": ("Tokens {pos}–{last} “{new}” added at the end.", "末尾加了第 {pos}–{last} 个词元“{new}”。"),
     "removed": ("Token {pos} “{old}” removed from the end.", "删掉了末尾的第 {pos} 个词元“{old}”。"),
     "removed_many": ("Tokens from {pos} on “{old}” removed.", "删掉了从第 {pos} 个起的词元“{old}”。"),
+    "inserted": ("“{new}” inserted at position {pos}.", "在第 {pos} 个位置插入了“{new}”。"),
+    "cut": ("“{old}” cut out at position {pos}.", "删掉了第 {pos} 个位置起的“{old}”。"),
     "no_earlier": (
         "Token 0 is the first: there is no earlier row to watch. Change a later one.",
         "第 0 个词元是第一个，它前面没有行可看。请改后面的词元。",
     ),
     # what LayerNorm's earlier rows did
     "layer_same_one": (
-        "LayerNorm: row 0, before the change, stayed the same (max |Δ| {delta} < {limit}): it is normalised over "
-        "its own row of x alone.",
-        "LayerNorm：改动之前的第 0 行没变（max |Δ| {delta} < {limit}）：它只用自己这一行 x 做归一化。",
+        "LayerNorm: row 0 before the change stayed the same (max |Δ| {delta} < {limit}): it uses only its own x.",
+        "LayerNorm：改动前的第 0 行没变（max |Δ| {delta} < {limit}）：它只用自己这一行的 x。",
     ),
     "layer_same": (
-        "LayerNorm: rows 0–{last}, before the change, stayed the same (max |Δ| {delta} < {limit}): each is "
-        "normalised over its own row of x alone.",
-        "LayerNorm：改动之前的第 0–{last} 行都没变（max |Δ| {delta} < {limit}）：每一行只用自己那一行 x 做归一化。",
+        "LayerNorm: rows 0–{last} before the change stayed the same (max |Δ| {delta} < {limit}): each row uses "
+        "only its own x.",
+        "LayerNorm：改动前的第 0–{last} 行都没变（max |Δ| {delta} < {limit}）：每一行只用自己那一行的 x。",
     ),
     "layer_moved": (
         "LayerNorm: {rows} — the stream x itself moved there ({x}): in this model those positions see later tokens.",
@@ -92,10 +102,10 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     # what BatchNorm's earlier rows did
     "batch_moved": (
-        "BatchNorm: {rows}, though {x_same}: each column's μ and σ now take in the later token. Row t "
-        "depends on tokens after t — in a causal model, a leak of the future.",
-        "BatchNorm：{rows}，可是{x_same}：每一列的 μ 和 σ 都把后面的词元算了进去。第 t 行依赖 t 之后的词元"
-        "——在因果模型里，这等于把未来的信息泄露给了前面的位置。",
+        "BatchNorm: {rows}, though {x_same}: each column's μ and σ took in the later token. Row t depends on "
+        "tokens after t: in a causal model, a leak of the future.",
+        "BatchNorm：{rows}，可是{x_same}：每一列的 μ、σ 把后面的词元也算了进去。第 t 行依赖 t 之后的词元，"
+        "在因果模型里，这就是未来信息的泄露。",
     ),
     "batch_moved_x": (
         "BatchNorm: {rows} (x there moved too: {x}).",
@@ -111,12 +121,12 @@ WORDS: dict[str, tuple[str, str]] = {
     "row_first": ("row {row} moved by {delta}", "第 {row} 行变了 {delta}"),
     "row_next": ("row {row} by {delta}", "第 {row} 行变了 {delta}"),
     "rows_all": (
-        "all {n} earlier rows moved (the most: row {top}, {top_delta}; the least: row {low}, {low_delta})",
-        "前面 {n} 行全都变了（最多的是第 {top} 行，{top_delta}；最少的是第 {low} 行，{low_delta}）",
+        "all {n} earlier rows moved (most: row {top}, {top_delta}; least: row {low}, {low_delta})",
+        "前面 {n} 行全都变了（最多：第 {top} 行，{top_delta}；最少：第 {low} 行，{low_delta}）",
     ),
     "rows_some": (
-        "{n} of the {of} earlier rows moved (the most: row {top}, {top_delta}; the least: row {low}, {low_delta})",
-        "前面 {of} 行里有 {n} 行变了（最多的是第 {top} 行，{top_delta}；最少的是第 {low} 行，{low_delta}）",
+        "{n} of the {of} earlier rows moved (most: row {top}, {top_delta}; least: row {low}, {low_delta})",
+        "前面 {of} 行里有 {n} 行变了（最多：第 {top} 行，{top_delta}；最少：第 {low} 行，{low_delta}）",
     ),
     # one token
     "one_token": (
@@ -172,8 +182,9 @@ class RowChange:
     """What an edit of the prompt did to the rows before the first changed token (they read the same tokens)."""
 
     first: int  # the first position whose token differs; rows 0 … first−1 are compared
-    old: tuple[str, ...]  # the pieces from `first` on, before
+    old: tuple[str, ...]  # the pieces that differ, from `first` on, before (the tokens both end with left out)
     new: tuple[str, ...]  # and after
+    at_end: bool  # nothing follows the edit: tokens were added or removed at the end
     x: np.ndarray  # [first]: max over d of |Δx| per earlier row
     layer: np.ndarray  # [first]: max |Δ| of LayerNorm's row
     batch: np.ndarray  # [first]: max |Δ| of BatchNorm's row
@@ -187,14 +198,22 @@ def compare(before: BothNorms, after: BothNorms) -> RowChange | None:
     while first < min(len(before.ids), len(after.ids)) and before.ids[first] == after.ids[first]:
         first += 1
 
+    same_end = 0  # tokens both prompts end with, after the first difference
+    while (
+        same_end < min(len(before.ids), len(after.ids)) - first
+        and before.ids[-1 - same_end] == after.ids[-1 - same_end]
+    ):
+        same_end += 1
+
     def moved(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             return np.abs(a[:first] - b[:first]).max(axis=-1, initial=0.0)
 
     return RowChange(
         first,
-        before.pieces[first:],
-        after.pieces[first:],
+        before.pieces[first : len(before.ids) - same_end],
+        after.pieces[first : len(after.ids) - same_end],
+        same_end == 0,
         moved(before.x, after.x),
         moved(before.layer, after.layer),
         moved(before.batch, after.batch),
@@ -222,9 +241,9 @@ def _joined(pieces: tuple[str, ...]) -> str:
 def edit_words(change: RowChange, lang: str) -> str:
     pos, old, new = change.first, _joined(change.old), _joined(change.new)
     if not change.old:
-        key = "added" if len(change.new) == 1 else "added_many"
+        key = ("added" if len(change.new) == 1 else "added_many") if change.at_end else "inserted"
     elif not change.new:
-        key = "removed" if len(change.old) == 1 else "removed_many"
+        key = ("removed" if len(change.old) == 1 else "removed_many") if change.at_end else "cut"
     else:
         key = "replaced" if len(change.old) == len(change.new) == 1 else "replaced_many"
     return pick(WORDS, key, lang, pos=pos, last=pos + len(change.new) - 1, old=old, new=new)
@@ -292,7 +311,9 @@ def row_labels(pieces: tuple[str, ...], deltas: np.ndarray | None) -> list[str]:
 def describe(after: BothNorms, change: RowChange | None, step_words: str, hook: str, lang: str) -> Described:
     """Every sentence and label the screen shows about `after` and the edit that led to it."""
     t, d = after.x.shape
-    source = pick(WORDS, "source", lang, step=step_words, hook=hook, t=t, d=d, eps=f"{after.eps:g}")
+    source = pick(
+        WORDS, "source_one" if t == 1 else "source", lang, step=step_words, hook=hook, t=t, d=d, eps=f"{after.eps:g}"
+    )
     layer_title = pick(WORDS, "layer_title", lang, d=d)
     batch_title = pick(WORDS, "batch_title_one", lang) if t == 1 else pick(WORDS, "batch_title", lang, t=t)
     lines: list[str] = []
@@ -327,15 +348,21 @@ def label_width(labels: list[str]) -> int:
     return min(16, max((cell_len(label) for label in labels), default=4) + 1)
 
 
-def changed_token(gpt: GPT, ids: list[int], pos: int, step: int) -> list[int] | None:
-    """`ids` with the token at `pos` replaced by the next (`step` = 1) or previous (−1) one in the vocabulary
-    that reads back as itself (byte pieces of a character would not); None when there is none."""
-    tokenizer = gpt.tokenizer
+def changed_token(gpt: GPT, trace: Trace, pos: int, step: int) -> list[int] | None:
+    """The trace's tokens with the one at `pos` replaced by the model's next (`step` = 1) or previous (−1) guess
+    for that position, in the order of its probabilities after position pos − 1 (at position 0, which nothing
+    predicts, the vocabulary's order); only a token that reads back as itself (a byte piece of a character would
+    not). None when there is none."""
+    tokenizer, ids = gpt.tokenizer, list(trace.tokens)
     size = tokenizer.vocab_size
-    candidate = ids[pos]
-    for _ in range(size):
-        candidate = (candidate + step) % size
-        if candidate in (ids[pos], tokenizer.end_of_text):
+    if pos > 0:
+        order = [int(i) for i in np.argsort(-trace.next_token_probs(pos - 1), kind="stable")]
+    else:
+        order = list(range(size))
+    at = order.index(ids[pos])
+    for k in range(1, size):
+        candidate = order[(at + step * k) % size]
+        if candidate == tokenizer.end_of_text:
             continue
         changed = [*ids[:pos], candidate, *ids[pos + 1 :]]
         if tokenizer.encode(tokenizer.decode(changed)) == changed:
@@ -357,8 +384,9 @@ class NormAxesView(Vertical):
     NormAxesView .bn-row Label { width: auto; margin-right: 1; }
     NormAxesView #bn-prompt { width: 1fr; }
     NormAxesView .bn-line { height: auto; padding: 0 1; }
-    NormAxesView #bn-maps { height: auto; max-height: 60%; }
+    NormAxesView #bn-maps { height: auto; max-height: 50%; }
     NormAxesView .bn-side { width: 1fr; height: auto; max-height: 100%; }
+    NormAxesView .bn-side:first-of-type { margin-right: 1; }
     NormAxesView .bn-title { height: auto; padding: 0 1; text-style: bold; }
     NormAxesView HeatmapGrid { max-height: 100%; }
     NormAxesView #bn-words { height: 1fr; padding: 0 1; }
@@ -452,7 +480,7 @@ class NormAxesView(Vertical):
             self.notify(self.words("empty"), severity="warning")
             return
         pos = self.picked_position()
-        changed = changed_token(self.gpt, list(self.trace.tokens), pos, step)
+        changed = changed_token(self.gpt, self.trace, pos, step)
         if changed is None:
             self.notify(self.words("no_change", piece=self.trace.pieces[pos]), severity="warning")
             return
@@ -481,7 +509,8 @@ class NormAxesView(Vertical):
         self.described = described
         pos = self.picked_position()
         source = Text(described.source, style="dim")
-        source.append("\n" + self.words("changes", pos=pos, piece=visible_piece(trace.pieces[pos])), style="")
+        changes = self.words("changes" if pos else "changes_first", pos=pos, piece=visible_piece(trace.pieces[pos]))
+        source.append("\n" + changes, style="")
         self.query_one("#bn-source", Static).update(source)
         self.query_one("#bn-layer-title", Static).update(described.layer_title)
         self.query_one("#bn-batch-title", Static).update(described.batch_title)
