@@ -22,7 +22,7 @@ from model.gpt import GPT, ContextError, KVCache, NoTargetError
 from model.hooks import Stopped
 from model.lens import logit_lens
 from model.mlp import gelu, mlp
-from model.norm import layer_norm
+from model.norm import batch_norm, layer_norm
 from model.params import init_params, parameter_shapes
 from model.positions import pe_dot_by_distance, pe_wavelengths, rope, sinusoidal_positions
 from model.sampling import sample, sample_rng, sampling_probs, top_k_mask, top_order
@@ -49,6 +49,7 @@ __all__ = [
     "Trace",
     "WeightsError",
     "attention",
+    "batch_norm",
     "build_steps",
     "causal_mask",
     "embed",

@@ -1,4 +1,4 @@
-"""LayerNorm: pull every token's vector back to mean 0 and spread 1, then rescale."""
+"""LayerNorm: pull every token's vector back to mean 0 and spread 1, then rescale; BatchNorm, its column twin."""
 
 from __future__ import annotations
 
@@ -27,6 +27,36 @@ def layer_norm(
     hook("hook_mean", mu)
     centred = x - mu
     var = (centred**2).sum(axis=-1, keepdims=True) / d
+    scale = np.sqrt(var + eps)
+    hook("hook_scale", scale)
+    x_hat = centred / scale
+    hook("hook_xhat", x_hat)
+    y = gamma * x_hat + beta
+    hook("hook_normalized", y)
+    return y
+
+
+def batch_norm(
+    x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5, hook: Hook = no_hook
+) -> np.ndarray:
+    """BatchNorm over each feature's column — every axis but the last: the T tokens (and the sequences of a batch,
+    if x has one) — not each token's row:
+
+        μⱼ  = (1/T) Σₜ xₜⱼ
+        σⱼ² = (1/T) Σₜ (xₜⱼ − μⱼ)²
+        x̂ₜⱼ = (xₜⱼ − μⱼ) / √(σⱼ² + ε)
+        yₜⱼ = γⱼ · x̂ₜⱼ + βⱼ
+
+    The statistics are the batch's own (no running averages), so row t of y depends on every token's x,
+    the ones after t too. One token: σⱼ² = 0 and x − μ = 0, so x̂ = 0 and y = β (without ε, 0 / 0).
+    The hooks carry LayerNorm's names; here μ and √(σ²+ε) are one per column.
+    """
+    axes = tuple(range(x.ndim - 1))
+    n = int(np.prod([x.shape[a] for a in axes]))
+    mu = x.sum(axis=axes, keepdims=True) / n
+    hook("hook_mean", mu)
+    centred = x - mu
+    var = (centred**2).sum(axis=axes, keepdims=True) / n
     scale = np.sqrt(var + eps)
     hook("hook_scale", scale)
     x_hat = centred / scale

@@ -559,6 +559,10 @@ def test_the_checker_knows_the_labs_options() -> None:
     assert any("deap" in p for p in problems) and any("grads" in p for p in problems)
     assert list(_depth_lab_problems({"name": "drift", "view": "loss"})) == ["only the depth lab takes view"]
     assert list(_depth_lab_problems({"name": "depth", "left": "deep", "right": "deep"}))
+    # the LayerNorm calculator takes a view of its own, and only that
+    assert not list(_depth_lab_problems({"name": "layernorm-calc", "view": "batchnorm"}))
+    assert any("vectors" in p for p in _depth_lab_problems({"name": "layernorm-calc", "view": "vectors"}))
+    assert list(_depth_lab_problems({"name": "layernorm-calc", "left": "deep"})) == ["only the depth lab takes left"]
 
 
 # -- the family over seeds ---------------------------------------------------------------------------

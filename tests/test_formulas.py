@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from model import attention, causal_mask, gelu, layer_norm, rope, sinusoidal_positions, softmax
+from model import attention, batch_norm, causal_mask, gelu, layer_norm, rope, sinusoidal_positions, softmax
 
 
 def test_layer_norm_of_1_2_3_4_by_hand() -> None:
@@ -35,6 +35,33 @@ def test_layer_norm_output_has_mean_0_std_1_and_norm_sqrt_d() -> None:
     assert np.abs(y.mean(axis=-1)).max() < 1e-5
     assert y.std(axis=-1) == pytest.approx(np.ones(10), abs=1e-4)
     assert np.linalg.norm(y, axis=-1) == pytest.approx(np.full(10, math.sqrt(d)), rel=1e-4)
+
+
+def test_batch_norm_by_hand_normalises_each_column_over_the_tokens() -> None:
+    # column 0 holds 1, 3: μ = 2, σ² = ((−1)² + 1²) / 2 = 1; column 1 holds 2, 6: μ = 4, σ² = 4
+    x = np.array([[1.0, 2.0], [3.0, 6.0]])
+    seen: dict[str, np.ndarray] = {}
+    gamma, beta = np.array([2.0, 1.0]), np.array([0.5, -1.0])
+    y = batch_norm(x, gamma, beta, 1e-5, lambda n, v: seen.__setitem__(n, v))
+    assert seen["hook_mean"] == pytest.approx(np.array([[2.0, 4.0]]))
+    assert seen["hook_scale"] == pytest.approx(np.array([[math.sqrt(1 + 1e-5), math.sqrt(4 + 1e-5)]]))
+    x_hat = np.array(
+        [[-1 / math.sqrt(1 + 1e-5), -2 / math.sqrt(4 + 1e-5)], [1 / math.sqrt(1 + 1e-5), 2 / math.sqrt(4 + 1e-5)]]
+    )
+    assert seen["hook_xhat"] == pytest.approx(x_hat)
+    assert y == pytest.approx(gamma * x_hat + beta)
+    # LayerNorm of the same matrix goes along the rows: row 0 is [1, 2] → [−1, 1] · 0.5 / √(0.25 + ε)
+    assert layer_norm(x, np.ones(2), np.zeros(2))[0] == pytest.approx([-0.99998, 0.99998], abs=1e-5)
+
+
+def test_batch_norm_row_reads_later_tokens_and_one_token_gives_beta() -> None:
+    x = np.random.default_rng(1).normal(0.0, 2.0, (5, 8))
+    gamma, beta = np.full(8, 1.5), np.linspace(-1, 1, 8)
+    later = x.copy()
+    later[4] += 1.0  # only the last token changes
+    assert np.abs(batch_norm(later, gamma, beta)[0] - batch_norm(x, gamma, beta)[0]).max() > 0.1
+    assert np.array_equal(layer_norm(later, gamma, beta)[0], layer_norm(x, gamma, beta)[0])
+    assert np.array_equal(batch_norm(x[:1], gamma, beta), beta[None, :])  # σ = 0, x − μ = 0: x̂ = 0, y = β
 
 
 def test_sinusoidal_table_for_d4_positions_0_to_3() -> None:

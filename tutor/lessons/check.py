@@ -18,7 +18,14 @@ import numpy as np
 
 from model.train import RECIPES
 from tutor.lessons.claims import check_claims
-from tutor.lessons.links import DEPTH_LAB_VIEWS, STABILITY_LAB_OPTIONS, LessonError, links_in, parse_link
+from tutor.lessons.links import (
+    DEPTH_LAB_VIEWS,
+    LAYERNORM_CALC_VIEWS,
+    STABILITY_LAB_OPTIONS,
+    LessonError,
+    links_in,
+    parse_link,
+)
 from tutor.lessons.parse import (
     EXPERIMENTS,
     MODEL_VARIANTS,
@@ -283,8 +290,16 @@ def _check_translations(zh: dict[str, Lesson], en: dict[str, Lesson], root: Path
 
 
 def _depth_lab_problems(params: dict[str, str]) -> Iterator[str]:
-    """What is wrong with an experiment link's `left`, `right` and `view` (the depth lab's options)."""
+    """What is wrong with an experiment link's `left`, `right` and `view` (the depth lab's options; the LayerNorm
+    calculator takes a `view` too)."""
     options = {key: params[key] for key in ("left", "right", "view") if key in params}
+    if params.get("name") == "layernorm-calc":
+        if "view" in options and options["view"] not in LAYERNORM_CALC_VIEWS:
+            yield _unknown("LayerNorm calculator view", options["view"], LAYERNORM_CALC_VIEWS)
+        options.pop("view", None)
+        if options:
+            yield f"only the depth lab takes {', '.join(options)}"
+        return
     if options and params.get("name") != "depth":
         yield f"only the depth lab takes {', '.join(options)}"
         return

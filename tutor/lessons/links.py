@@ -15,7 +15,8 @@ SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token", "direction")
 ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "show": SHOW_KEYS,
     "lesson": ("id", "heading"),
-    # left, right, view: the depth lab's (DEPTH_LAB_VIEWS); shape, warmup: the stability lab's (STABILITY_LAB_OPTIONS)
+    # left, right, view: the depth lab's (DEPTH_LAB_VIEWS; view also the LayerNorm calculator's); shape, warmup:
+    # the stability lab's (STABILITY_LAB_OPTIONS)
     "experiment": ("name", "left", "right", "view", "shape", "warmup"),
     "exercise": ("name",),
     "quiz": ("id",),
@@ -24,6 +25,8 @@ ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
 DEPTH_LAB_VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity", "family", "seeds")
 # what a link may open the stability lab on: a shape of the shipped sweep, warm-up on or off
 STABILITY_LAB_OPTIONS = {"shape": ("4x64", "16x32"), "warmup": ("on", "off")}
+# the LayerNorm calculator's views: one typed vector, or a prompt's matrix through LayerNorm and BatchNorm
+LAYERNORM_CALC_VIEWS = ("vector", "batchnorm")
 _LINK = re.compile(r"\]\(\s*(?:<(?P<angled>tutor:[^>\n]*)>|(?P<href>tutor:[^)\s>]*))\s*\)")
 
 

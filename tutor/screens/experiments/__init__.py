@@ -30,7 +30,7 @@ TITLES: dict[str, tuple[str, str]] = {  # name → (en, zh)
     "positions": ("Positional-encoding explorer", "位置编码探索"),
     "order": ("Swap tokens: what changes?", "交换词元：什么会变？"),
     "drift": ("Drift over 30 layers, with and without normalising", "30 层的漂移：有无归一化"),
-    "layernorm-calc": ("LayerNorm calculator", "LayerNorm 计算器"),
+    "layernorm-calc": ("LayerNorm calculator, and BatchNorm beside it", "LayerNorm 计算器（附 BatchNorm 对照）"),
     "training": ("Training: loss curves of the variants", "训练：各变体的损失曲线"),
     "depth": ("The depth lab", "深度实验室"),
     "stability": (

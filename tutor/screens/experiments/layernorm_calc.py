@@ -1,7 +1,8 @@
 """The LayerNorm calculator: type a vector (and γ, β, ε), see every line of LayerNorm worked out.
 
 The numbers are `model.norm.layer_norm`'s own, read from its hooks (μ, √(σ²+ε), x̂, γ·x̂+β), in
-float64 so that the lesson's hand-worked example comes out digit for digit.
+float64 so that the lesson's hand-worked example comes out digit for digit. F4 turns to a prompt's
+whole [tokens × d_model] matrix, through LayerNorm and BatchNorm side by side (see `norm_axes`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Input, Label, Static
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import ContentSwitcher, Input, Label, Static
 
 from model import GPT, layer_norm
 from tutor.i18n import pick
+from tutor.lessons.links import LAYERNORM_CALC_VIEWS
 from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.base import ExperimentScreen
+from tutor.screens.experiments.norm_axes import NormAxesView
 from tutor.step_words import step_label
 from tutor.widgets.live_static import LiveStatic
 
@@ -30,7 +33,13 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "back": ("Back", "返回"),
     "example": ("Example [1 2 3 4]", "示例 [1 2 3 4]"),
     "from_model": ("Model's vector", "模型的向量"),
+    "toggle_view": ("vs BatchNorm", "对比 BatchNorm"),
+    "next_norm(1)": ("Norm", "归一化层"),
+    "pick_token(1)": ("Token", "词元"),
+    "change_token(1)": ("Change it", "换掉它"),
 }
+VIEW_KEY_WORDS: dict[str, tuple[str, str]] = {"toggle_view": ("One vector", "单个向量")}  # F4 in the BatchNorm view
+VIEWS = LAYERNORM_CALC_VIEWS  # a link's `view`
 
 WORDS: dict[str, tuple[str, str]] = {
     "x_placeholder": ("numbers, e.g. 1 2 3 4 or 1, -2.5, 3e2", "数字，例如 1 2 3 4 或 1, -2.5, 3e2"),
@@ -101,6 +110,10 @@ WORDS: dict[str, tuple[str, str]] = {
     "no_model_norm": ("{model} has no LayerNorm to take a vector from.", "{model} 没有 LayerNorm，无法取向量。"),
     "no_prompt": ("The main screen's prompt is empty: type one there first.", "主界面的提示词为空：请先在那里输入。"),
     "column_j": ("j", "j"),
+    "bad_option": (
+        "layernorm-calc: no {what} (views: vector, batchnorm)",
+        "layernorm-calc：没有 {what}（视图：vector、batchnorm）",
+    ),
 }
 
 _SEPARATORS = re.compile(r"[\s,，;；]+")
@@ -201,7 +214,17 @@ class LayerNormCalcScreen(ExperimentScreen):
     BINDINGS = [
         Binding("f2", "example", "Example [1 2 3 4]"),
         Binding("f3", "from_model", "Model's vector"),
+        Binding("f4", "toggle_view", "vs BatchNorm"),
+        Binding("f6", "next_norm(1)", "Norm"),
+        Binding("shift+f6", "next_norm(-1)", show=False),
+        # priority: the prompt would move its cursor with these keys
+        Binding("alt+right", "pick_token(1)", "Token", key_display="alt+←→", priority=True),
+        Binding("alt+left", "pick_token(-1)", show=False, priority=True),
+        Binding("alt+up", "change_token(1)", "Change it", key_display="alt+↑↓", priority=True),
+        Binding("alt+down", "change_token(-1)", show=False, priority=True),
     ]
+    VECTOR_ACTIONS = ("example", "from_model")
+    BATCH_ACTIONS = ("next_norm", "pick_token", "change_token")
     DEFAULT_CSS = """
     LayerNormCalcScreen .ln-row { height: 1; padding: 0 1; margin-top: 1; }
     LayerNormCalcScreen .ln-row Label { width: 3; }
@@ -209,6 +232,7 @@ class LayerNormCalcScreen(ExperimentScreen):
     LayerNormCalcScreen #ln-eps { width: 16; }
     LayerNormCalcScreen #ln-problem { height: auto; padding: 0 1; color: $warning; }
     LayerNormCalcScreen #ln-scroll { height: 1fr; padding: 0 1; }
+    LayerNormCalcScreen ContentSwitcher, LayerNormCalcScreen #ln-vector { height: 1fr; }
     """
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
@@ -216,30 +240,72 @@ class LayerNormCalcScreen(ExperimentScreen):
         localize_bindings(self, KEY_WORDS, lang)
         self.worked: Worked | None = None
         self.model_note = ""
+        self.view = VIEWS[0]
 
     def words(self, key: str, **values: object) -> str:
         return pick(WORDS, key, self.lang, **values)
 
     def compose_body(self) -> ComposeResult:
-        with Horizontal(classes="ln-row"):
-            yield Label("x")
-            yield Input("1 2 3 4", placeholder=self.words("x_placeholder"), id="ln-x", compact=True)
-        with Horizontal(classes="ln-row"):
-            yield Label("γ")
-            yield Input(placeholder=self.words("gamma_placeholder"), id="ln-gamma", compact=True)
-            yield Label("β")
-            yield Input(placeholder=self.words("beta_placeholder"), id="ln-beta", compact=True)
-            yield Label("ε")
-            yield Input("1e-5", placeholder=self.words("eps_placeholder"), id="ln-eps", compact=True)
-        yield Static("", id="ln-problem")
-        with VerticalScroll(id="ln-scroll"):
-            yield LiveStatic(id="ln-result")
+        with ContentSwitcher(initial=f"ln-{self.view}"):
+            with Vertical(id="ln-vector"):
+                with Horizontal(classes="ln-row"):
+                    yield Label("x")
+                    yield Input("1 2 3 4", placeholder=self.words("x_placeholder"), id="ln-x", compact=True)
+                with Horizontal(classes="ln-row"):
+                    yield Label("γ")
+                    yield Input(placeholder=self.words("gamma_placeholder"), id="ln-gamma", compact=True)
+                    yield Label("β")
+                    yield Input(placeholder=self.words("beta_placeholder"), id="ln-beta", compact=True)
+                    yield Label("ε")
+                    yield Input("1e-5", placeholder=self.words("eps_placeholder"), id="ln-eps", compact=True)
+                yield Static("", id="ln-problem")
+                with VerticalScroll(id="ln-scroll"):
+                    yield LiveStatic(id="ln-result")
+            yield NormAxesView(self.gpt, self.prompt, self.lang, id="ln-batchnorm")
 
     def on_mount(self) -> None:
         for field in self.query(Input):
             field.cursor_blink = False  # blinking costs bandwidth over SSH
-        self.query_one("#ln-x", Input).focus()
         self.recompute(notify=False)
+        self.show_view()
+
+    def take_options(self, options: dict[str, str]) -> None:
+        """A link's `view`: `vector` (the calculator) or `batchnorm` (the prompt through both norms)."""
+        if "view" in options and options["view"] in VIEWS:
+            self.view = options["view"]
+        elif "view" in options:
+            self.notify(self.words("bad_option", what=f"view={options['view']}"), severity="warning")
+        unknown = sorted(set(options) - {"view"})
+        if unknown:
+            self.notify(self.words("bad_option", what=", ".join(unknown)), severity="warning")
+
+    def show_view(self) -> None:
+        """The view in `self.view`, its field focused and its keys in the footer."""
+        self.query_one(ContentSwitcher).current = f"ln-{self.view}"
+        self.query_one("#bn-prompt" if self.view == "batchnorm" else "#ln-x", Input).focus()
+        localize_bindings(self, {**KEY_WORDS, **(VIEW_KEY_WORDS if self.view == "batchnorm" else {})}, self.lang)
+        self.refresh_bindings()
+
+    def action_toggle_view(self) -> None:
+        self.view = VIEWS[1 - VIEWS.index(self.view)]
+        self.show_view()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Each view's keys in the footer, the other's hidden."""
+        hidden = self.BATCH_ACTIONS if self.view == "vector" else self.VECTOR_ACTIONS
+        return action not in hidden
+
+    def axes(self) -> NormAxesView:
+        return self.query_one(NormAxesView)
+
+    def action_next_norm(self, step: int) -> None:
+        self.axes().next_norm(step)
+
+    def action_pick_token(self, step: int) -> None:
+        self.axes().pick_token(step)
+
+    def action_change_token(self, step: int) -> None:
+        self.axes().change_token(step)
 
     # -- input ------------------------------------------------------------------------------
 
