@@ -97,6 +97,31 @@ def test_app_state_frame_for_reads_is_still_there() -> None:
     )
 
 
+# -- lost_terminal.py: the Linux driver's output thread and its input -------------------------------------------
+
+
+def test_the_linux_driver_makes_the_output_thread_lost_terminal_replaces() -> None:
+    from textual.drivers import _writer_thread, linux_driver
+
+    assert hasattr(linux_driver, "WriterThread"), (
+        "Textual's Linux driver no longer imports WriterThread by name: tutor/patches/lost_terminal.install "
+        "replaces nothing"
+    )
+    gone = gone_from(linux_driver.LinuxDriver.start_application_mode, ("WriterThread(self._file)",))
+    assert not gone, (
+        "Textual's Linux driver makes its output thread another way: tutor/patches/lost_terminal.install must follow"
+    )
+    gone = gone_from(_writer_thread.WriterThread.run, ("= get()", "if text is None:", "write(text)"))
+    gone += gone_from(_writer_thread.WriterThread.stop, ("self._queue.put(None)",))
+    gone += gone_from(_writer_thread.WriterThread.__init__, ("self._queue",))
+    assert not gone, (
+        f"Textual's WriterThread no longer reads its queue as before ({gone} are gone): "
+        "tutor/patches/lost_terminal.LosableWriterThread drains self._queue and must follow"
+    )
+    gone = gone_from(linux_driver.LinuxDriver.__init__, ("self.fileno = sys.__stdin__.fileno()",))
+    assert not gone, "Textual renamed LinuxDriver.fileno: TutorApp.on_mount watches it (tutor/patches/lost_terminal.py)"
+
+
 # -- quiet_scroll_view.py: ScrollView._size_updated -------------------------------------------------------------
 
 
