@@ -234,9 +234,11 @@ class TutorApp(App[None]):
 
     def _save(self) -> None:
         self._save_timer = None
+        was_failing = self.store.failing
         notice = self.store.save(self.progress)
         if notice:
-            self.notify(notice, severity="warning", timeout=10)
+            resumed = was_failing and not self.store.failing  # saved again after a full disk: good news
+            self.notify(notice, severity="information" if resumed else "warning", timeout=10)
 
     def save_now(self) -> None:
         """For results the learner earned (a quiz, an exercise): written at once, not on a timer."""

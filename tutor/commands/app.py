@@ -26,5 +26,10 @@ def run(args: argparse.Namespace) -> int:
         hang_up_with_parent()  # a killed server leaves no tutor behind (it saves and leaves on SIGHUP)
     from tutor.app import TutorApp
 
-    TutorApp(gpt, args.lang, resume_model=args.model is None).run()
+    app = TutorApp(gpt, args.lang, resume_model=args.model is None)
+    app.run()
+    if app.store.failing:  # the last save, on the way out, failed too: the notice went with the screen
+        from tutor.progress import WORDS, pick
+
+        return fail(pick(WORDS, "not_saved_on_exit", args.lang, path=app.store.path))
     return 0
