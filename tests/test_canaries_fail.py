@@ -98,6 +98,11 @@ BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[], None]
         canaries.test_the_linux_driver_makes_the_output_thread_lost_terminal_replaces,
         "Textual's WriterThread no longer reads its queue as before",
     ),
+    "Screen._refresh_layout": (
+        lambda m: m.setattr(textual.screen.Screen, "_refresh_layout", _size_updated),
+        canaries.test_screen_refresh_layout_is_what_small_window_wraps,
+        "Textual changed Screen._refresh_layout's signature",
+    ),
     "ScrollView._size_updated": (
         lambda m: m.setattr(textual.scroll_view.ScrollView, "_size_updated", _size_updated),
         canaries.test_scroll_view_size_updated_is_what_quiet_scroll_view_overrides,

@@ -122,6 +122,21 @@ def test_the_linux_driver_makes_the_output_thread_lost_terminal_replaces() -> No
     assert not gone, "Textual renamed LinuxDriver.fileno: TutorApp.on_mount watches it (tutor/patches/lost_terminal.py)"
 
 
+# -- small_window.py: Screen._refresh_layout ----------------------------------------------------------------------
+
+
+def test_screen_refresh_layout_is_what_small_window_wraps() -> None:
+    assert parameters(textual.screen.Screen._refresh_layout) == ["self", "size", "scroll"], (
+        "Textual changed Screen._refresh_layout's signature: tutor/patches/small_window.install wraps it"
+    )
+    gone = gone_from(textual.screen.Screen._screen_resized, ("self._refresh_layout(size)",))
+    gone += gone_from(textual.screen.Screen._on_screen_resume, ("self._refresh_layout(size)",))
+    assert not gone, (
+        "a resize or a screen shown again no longer lays out through Screen._refresh_layout: "
+        "tutor/patches/small_window.py must follow"
+    )
+
+
 # -- quiet_scroll_view.py: ScrollView._size_updated -------------------------------------------------------------
 
 

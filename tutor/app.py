@@ -18,6 +18,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.drivers.linux_driver import LinuxDriver
+from textual.geometry import Size
 from textual.markup import MarkupError
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -31,17 +32,24 @@ from tutor.lessons.parse import MODEL_VARIANTS, Lesson, load_lessons
 from tutor.lessons.quiz import lesson_quiz
 from tutor.lessons.quiz import passed as quiz_passed
 from tutor.model_words import describe_variant
-from tutor.patches import cjk_wrap, lost_terminal, palette
+from tutor.patches import cjk_wrap, lost_terminal, palette, small_window
 from tutor.patches.collector import IdleCollector
 from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
 from tutor.screens.lessons import LessonListScreen
-from tutor.screens.main import MainScreen
+from tutor.screens.main import MIN_HEIGHT, MIN_WIDTH, MainScreen
 from tutor.step_words import step_label
 
 cjk_wrap.install()
 lost_terminal.install()
+small_window.install(
+    Size(MIN_WIDTH, MIN_HEIGHT),
+    lambda screen, size: t(
+        "too_small", getattr(screen.app, "lang", "en"), w=MIN_WIDTH, h=MIN_HEIGHT, cw=size.width, ch=size.height
+    ),
+    own_guard=(MainScreen,),  # keeps its widgets in place, with the same words (MainScreen.on_resize)
+)
 SAVE_DELAY = 0.5  # seconds
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "not_done": (

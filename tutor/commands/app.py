@@ -32,4 +32,4 @@ def run(args: argparse.Namespace) -> int:
         from tutor.progress import WORDS, pick
 
         return fail(pick(WORDS, "not_saved_on_exit", args.lang, path=app.store.path))
-    return 0
+    return app.return_code or 0  # 1 after a crash (Textual has shown the traceback): not a clean exit
