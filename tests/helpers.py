@@ -6,6 +6,7 @@ is here: `from helpers import make_app, screen_text, settle`.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import itertools
 import os
@@ -160,6 +161,29 @@ def _read(master: int, seconds: float, poll: float, done: Callable[[bytes], bool
             except OSError:
                 break
     return seen
+
+
+# -- a full disk ------------------------------------------------------------------------------------------------
+
+
+class FullDisk:
+    """os.fsync as on a disk that fills up and empties again: ENOSPC while `full` (a full disk reports it when a
+    write is flushed), the real fsync otherwise. `FullDisk.install(monkeypatch)` puts it in place for a test."""
+
+    def __init__(self) -> None:
+        self.full = False
+        self._real_fsync = os.fsync
+
+    def fsync(self, fd: int) -> None:
+        if self.full:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._real_fsync(fd)
+
+    @classmethod
+    def install(cls, monkeypatch) -> FullDisk:
+        disk = cls()
+        monkeypatch.setattr(os, "fsync", disk.fsync)
+        return disk
 
 
 # -- the app through the pilot ---------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ aside, a read-only folder is said plainly, and `tutor progress` shows and resets
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import random
@@ -14,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import run_tutor
+from helpers import FullDisk, run_tutor
 
 from tutor import progress as progress_module
 from tutor.progress import Progress, ProgressStore
@@ -208,15 +207,8 @@ def test_a_full_disk_is_said_once_and_every_save_tries_again_until_it_works(path
     progress, _ = store.load()
     progress.done.append("tokens")
     assert store.save(progress) is None
-    disk_full = True
-    real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        if disk_full:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_fsync(fd)
-
-    monkeypatch.setattr(progress_module.os, "fsync", fsync)
+    disk = FullDisk.install(monkeypatch)
+    disk.full = True
     progress.done.append("layernorm")
     notice = store.save(progress)
     assert notice is not None and "No space left on device" in notice and "try" in notice and store.failing
@@ -224,7 +216,7 @@ def test_a_full_disk_is_said_once_and_every_save_tries_again_until_it_works(path
     assert store.save(progress) is None  # tried again, failed again: said once, not on every keystroke
     assert on_disk(path).done == ["tokens"]  # the last good file stays whole
     assert not list(path.parent.glob(".progress.json-*.tmp"))
-    disk_full = False  # space is back
+    disk.full = False  # space is back
     progress.last["step"] = "unembed"
     notice = store.save(progress)
     assert notice is not None and "saved again" in notice and not store.failing

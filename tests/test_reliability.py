@@ -19,7 +19,7 @@ import numpy as np
 import pyte
 import pytest
 import safetensors.numpy
-from helpers import make_app, run_tutor, screen_text, settle
+from helpers import FullDisk, make_app, run_tutor, screen_text, settle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual import events
@@ -363,29 +363,17 @@ async def test_a_full_disk_is_said_in_the_app_and_saving_resumes_at_the_next_cha
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After one failed save the app never saved again in that session, not even on exit once space was back."""
-    import errno
-    import os
-
-    from tutor import progress as progress_module
-
     path = tmp_path / "state" / "progress.json"
-    disk_full = False
-    real_fsync = os.fsync
-
-    def fsync(fd: int) -> None:
-        if disk_full:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_fsync(fd)
+    disk = FullDisk.install(monkeypatch)
 
     def saved_step() -> str:
         return json.loads(path.read_text(encoding="utf-8"))["last"]["step"]
 
-    monkeypatch.setattr(progress_module.os, "fsync", fsync)
     app = make_app(ProgressStore(path))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         for full, said in [(True, "cannot save progress"), (True, None), (False, "saved again"), (True, None)]:
-            disk_full = full
+            disk.full = full
             await pilot.press("down")
             await pilot.pause(0.7)  # the deferred save
             await settle(pilot)
@@ -393,7 +381,7 @@ async def test_a_full_disk_is_said_in_the_app_and_saving_resumes_at_the_next_cha
             assert (saved_step() == step) != full
             if said:
                 assert said in notices(app)[-1]
-        disk_full = False  # space is back, and the learner leaves before the deferred save
+        disk.full = False  # space is back, and the learner leaves before the deferred save
         await pilot.press("down")
         await settle(pilot)
         step = app.main.gpt.steps[app.main.step_index].name
