@@ -44,7 +44,6 @@ from tutor.step_words import step_label
 cjk_wrap.install()
 lost_terminal.install()
 small_window.install(
-    Size(MIN_WIDTH, MIN_HEIGHT),
     lambda screen, size: t(
         "too_small", getattr(screen.app, "lang", "en"), w=MIN_WIDTH, h=MIN_HEIGHT, cw=size.width, ch=size.height
     ),
@@ -106,6 +105,7 @@ class TutorApp(App[None]):
     TITLE = "tutor"
     COMMANDS = App.COMMANDS | {TutorCommands}
     BINDINGS = [Binding("ctrl+l", "redraw", "Redraw", show=False, priority=True)]
+    MIN_SIZE = Size(MIN_WIDTH, MIN_HEIGHT)  # below it every screen asks for a larger window (patches/small_window.py)
 
     def __init__(
         self,

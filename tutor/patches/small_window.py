@@ -5,8 +5,9 @@ columns wide gave its text a width of 0, and Rich's `chop_cells` raised (`range(
 app crashed. `install()` wraps Textual's `Screen._refresh_layout`, which every layout of a screen goes through (a
 resize, a screen shown again, a refresh), so that before a layout in a window too small a screen's own widgets
 are hidden (an inline `display: none`, taken back once the window is large enough) and one line, mounted the
-first time, asks for a larger window. Screens of the classes given as `own_guard` are left to their own (the main
-screen keeps its widgets in place and shows the same words).
+first time, asks for a larger window. Only the screens of an app that names its smallest size (`MIN_SIZE`, a
+Size) are guarded, and not those of the classes given as `own_guard` (the main screen keeps its widgets in place
+and shows the same words): any other app in the process (a test's, at 40×12) lays out as before.
 """
 
 from __future__ import annotations
@@ -49,15 +50,16 @@ def _hide_for_small_window(screen: Screen[Any], size: Size, min_size: Size, word
         setattr(screen, _HIDDEN, None)
 
 
-def install(min_size: Size, words: Callable[[Screen[Any], Size], str], own_guard: tuple[type, ...]) -> None:
-    """Every screen but those of the `own_guard` classes asks for a window of at least `min_size` with
-    `words(screen, size)`."""
+def install(words: Callable[[Screen[Any], Size], str], own_guard: tuple[type, ...]) -> None:
+    """Every screen of an app with a MIN_SIZE, but those of the `own_guard` classes, asks for a window of at least
+    that size with `words(screen, size)`."""
     original = Screen._refresh_layout
     if getattr(original, "_tutor_small_window", False):
         return
 
     def _refresh_layout(self: Screen[Any], size: Size | None = None, scroll: bool = False) -> None:
-        if not isinstance(self, own_guard) and self.is_attached:
+        min_size = getattr(self.app, "MIN_SIZE", None)
+        if isinstance(min_size, Size) and not isinstance(self, own_guard) and self.is_attached:
             now = self.outer_size if size is None else size
             if now:
                 _hide_for_small_window(self, now, min_size, lambda at: words(self, at))
