@@ -372,6 +372,7 @@ async def test_a_full_disk_is_said_in_the_app_and_saving_resumes_at_the_next_cha
     app = make_app(ProgressStore(path))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
+        app.save_now()  # a file to compare with, whatever start-up's deferred save has done by now
         for full, said in [(True, "cannot save progress"), (True, None), (False, "saved again"), (True, None)]:
             disk.full = full
             await pilot.press("down")
