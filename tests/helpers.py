@@ -6,6 +6,7 @@ is here: `from helpers import make_app, screen_text, settle`.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import itertools
 import os
@@ -111,6 +112,34 @@ def spawn(
     return process, master
 
 
+def spawn_like_sshd(
+    tmp_path: Path, *args: str, size: tuple[int, int] = (120, 40)
+) -> tuple[subprocess.Popen[bytes], int, int]:
+    """`tutor ARGS` as sshd starts a learner's command: a shell leads a new session whose controlling terminal is
+    the pseudo-terminal, and runs tutor in it (in the terminal's foreground). Closing the master then hangs up
+    the terminal, and the kernel sends SIGHUP, as when sshd loses the connection. Returns the shell, the master
+    and tutor's process id."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    env = {**os.environ, "TUTOR_STATE_DIR": str(tmp_path / "state"), "TERM": "xterm-256color", "LANG": "en_US.UTF-8"}
+    shell = subprocess.Popen(
+        ["/bin/sh", "-c", '"$0" -m tutor "$@"; :', sys.executable, *args],  # `; :` keeps the shell: it leads
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),  # after setsid: the terminal becomes the session's
+        cwd=tmp_path,
+    )
+    os.close(slave)
+    deadline = time.monotonic() + 10
+    children = Path(f"/proc/{shell.pid}/task/{shell.pid}/children")
+    while not children.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return shell, master, int(children.read_text().split()[0])
+
+
 def read_until(master: int, needle: bytes, timeout: float = 20.0) -> bytes:
     """What the pty shows until `needle` has come (or `timeout` seconds have passed)."""
     return _read(master, timeout, 0.1, lambda seen: needle in seen)
@@ -132,6 +161,29 @@ def _read(master: int, seconds: float, poll: float, done: Callable[[bytes], bool
             except OSError:
                 break
     return seen
+
+
+# -- a full disk ------------------------------------------------------------------------------------------------
+
+
+class FullDisk:
+    """os.fsync as on a disk that fills up and empties again: ENOSPC while `full` (a full disk reports it when a
+    write is flushed), the real fsync otherwise. `FullDisk.install(monkeypatch)` puts it in place for a test."""
+
+    def __init__(self) -> None:
+        self.full = False
+        self._real_fsync = os.fsync
+
+    def fsync(self, fd: int) -> None:
+        if self.full:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._real_fsync(fd)
+
+    @classmethod
+    def install(cls, monkeypatch) -> FullDisk:
+        disk = cls()
+        monkeypatch.setattr(os, "fsync", disk.fsync)
+        return disk
 
 
 # -- the app through the pilot ---------------------------------------------------------------------------------

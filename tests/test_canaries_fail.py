@@ -16,6 +16,8 @@ import textual.app
 import textual.binding
 import textual.command
 import textual.dom
+import textual.drivers._writer_thread
+import textual.drivers.linux_driver
 import textual.screen
 import textual.scroll_view
 import textual.widget
@@ -85,6 +87,21 @@ BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[], None]
         lambda m: m.setattr(textual.app.App, "__init__", _dropping(textual.app.App, "_batch_count")),
         canaries.test_app_state_frame_for_reads_is_still_there,
         "Textual renamed App._batch_count",
+    ),
+    "linux_driver.WriterThread": (
+        lambda m: m.delattr(textual.drivers.linux_driver, "WriterThread"),
+        canaries.test_the_linux_driver_makes_the_output_thread_lost_terminal_replaces,
+        "tutor/patches/lost_terminal.install replaces nothing",
+    ),
+    "WriterThread's queue": (
+        lambda m: m.setattr(textual.drivers._writer_thread.WriterThread, "stop", _size_updated),
+        canaries.test_the_linux_driver_makes_the_output_thread_lost_terminal_replaces,
+        "Textual's WriterThread no longer reads its queue as before",
+    ),
+    "Screen._refresh_layout": (
+        lambda m: m.setattr(textual.screen.Screen, "_refresh_layout", _size_updated),
+        canaries.test_screen_refresh_layout_is_what_small_window_wraps,
+        "Textual changed Screen._refresh_layout's signature",
     ),
     "ScrollView._size_updated": (
         lambda m: m.setattr(textual.scroll_view.ScrollView, "_size_updated", _size_updated),

@@ -97,6 +97,46 @@ def test_app_state_frame_for_reads_is_still_there() -> None:
     )
 
 
+# -- lost_terminal.py: the Linux driver's output thread and its input -------------------------------------------
+
+
+def test_the_linux_driver_makes_the_output_thread_lost_terminal_replaces() -> None:
+    from textual.drivers import _writer_thread, linux_driver
+
+    assert hasattr(linux_driver, "WriterThread"), (
+        "Textual's Linux driver no longer imports WriterThread by name: tutor/patches/lost_terminal.install "
+        "replaces nothing"
+    )
+    gone = gone_from(linux_driver.LinuxDriver.start_application_mode, ("WriterThread(self._file)",))
+    assert not gone, (
+        "Textual's Linux driver makes its output thread another way: tutor/patches/lost_terminal.install must follow"
+    )
+    gone = gone_from(_writer_thread.WriterThread.run, ("= get()", "if text is None:", "write(text)"))
+    gone += gone_from(_writer_thread.WriterThread.stop, ("self._queue.put(None)",))
+    gone += gone_from(_writer_thread.WriterThread.__init__, ("self._queue",))
+    assert not gone, (
+        f"Textual's WriterThread no longer reads its queue as before ({gone} are gone): "
+        "tutor/patches/lost_terminal.LosableWriterThread drains self._queue and must follow"
+    )
+    gone = gone_from(linux_driver.LinuxDriver.__init__, ("self.fileno = sys.__stdin__.fileno()",))
+    assert not gone, "Textual renamed LinuxDriver.fileno: TutorApp.on_mount watches it (tutor/patches/lost_terminal.py)"
+
+
+# -- small_window.py: Screen._refresh_layout ----------------------------------------------------------------------
+
+
+def test_screen_refresh_layout_is_what_small_window_wraps() -> None:
+    assert parameters(textual.screen.Screen._refresh_layout) == ["self", "size", "scroll"], (
+        "Textual changed Screen._refresh_layout's signature: tutor/patches/small_window.install wraps it"
+    )
+    gone = gone_from(textual.screen.Screen._screen_resized, ("self._refresh_layout(size)",))
+    gone += gone_from(textual.screen.Screen._on_screen_resume, ("self._refresh_layout(size)",))
+    assert not gone, (
+        "a resize or a screen shown again no longer lays out through Screen._refresh_layout: "
+        "tutor/patches/small_window.py must follow"
+    )
+
+
 # -- quiet_scroll_view.py: ScrollView._size_updated -------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import run_tutor
+from helpers import FullDisk, run_tutor
 
 from tutor import progress as progress_module
 from tutor.progress import Progress, ProgressStore
@@ -200,6 +200,30 @@ def test_a_read_only_state_folder_is_reported(tmp_path: Path) -> None:
     assert notice is not None and "cannot save progress" in notice
 
 
+def test_a_full_disk_is_said_once_and_every_save_tries_again_until_it_works(path: Path, monkeypatch) -> None:
+    """After one failed save the store stopped trying for the rest of the session, even once space was back
+    and on exit. ENOSPC is raised where a full disk reports it (writing the temporary file, here its fsync)."""
+    store = ProgressStore(path)
+    progress, _ = store.load()
+    progress.done.append("tokens")
+    assert store.save(progress) is None
+    disk = FullDisk.install(monkeypatch)
+    disk.full = True
+    progress.done.append("layernorm")
+    notice = store.save(progress)
+    assert notice is not None and "No space left on device" in notice and "try" in notice and store.failing
+    progress.last["step"] = "embed"
+    assert store.save(progress) is None  # tried again, failed again: said once, not on every keystroke
+    assert on_disk(path).done == ["tokens"]  # the last good file stays whole
+    assert not list(path.parent.glob(".progress.json-*.tmp"))
+    disk.full = False  # space is back
+    progress.last["step"] = "unembed"
+    notice = store.save(progress)
+    assert notice is not None and "saved again" in notice and not store.failing
+    assert on_disk(path).done == ["tokens", "layernorm"] and on_disk(path).last == {"step": "unembed"}
+    assert store.save(progress) is None  # and then quiet again
+
+
 def test_a_lock_that_cannot_be_had_still_saves_atomically(path: Path, monkeypatch) -> None:
     monkeypatch.setattr(progress_module, "_acquire", lambda fd: False)  # a stuck session, or NFS without locks
     store = ProgressStore(path)
@@ -300,12 +324,77 @@ def test_progress_reset_asks_on_a_terminal(tmp_path: Path, answer: bytes, reset:
     assert len(list(state.glob("progress.json.reset-*"))) == int(reset)
 
 
-def test_a_prompt_with_lone_surrogates_is_saved_and_read_back(path: Path) -> None:
+def test_a_prompt_with_lone_surrogates_is_saved_as_what_reads_back_and_prints(tmp_path: Path, path: Path) -> None:
+    """A lone surrogate (a broken paste) was saved as its \\u escape, read back as itself, and no UTF-8 output
+    could hold it: `tutor progress` failed on every run. Saved as U+FFFD, and an older file's escape read as one."""
     store = ProgressStore(path)
     progress, _ = store.load()
     progress.last["prompt"] = "猫\ud800追\udfff"  # what a broken paste leaves; UTF-8 cannot hold it as it is
+    progress.quiz["tok\udc80"] = {"score": 1}
     assert store.save(progress) is None
-    assert ProgressStore(path).load() == (progress, None)
+    text = path.read_text(encoding="utf-8")
+    assert "\\ud" not in text and "\\udc" not in text
+    assert json.loads(text)["last"]["prompt"] == "猫\ufffd追\ufffd" and "tok\ufffd" in json.loads(text)["quiz"]
+    result = run_tutor("progress", "--lang", "en", cwd=tmp_path, env={"TUTOR_STATE_DIR": str(path.parent)})
+    assert result.returncode == 0 and 'prompt "猫\ufffd追\ufffd"' in result.stdout, result.stderr
+    path.write_text('{"version": 1, "last": {"prompt": "\\ud800猫"}}', encoding="utf-8")  # an older tutor's file
+    assert ProgressStore(path).load() == (Progress(last={"prompt": "\ufffd猫"}), None)
+
+
+LOAD = """
+import sys
+from pathlib import Path
+from tutor.progress import ProgressStore
+progress, notice = ProgressStore(Path(sys.argv[1])).load()
+print(notice)
+"""
+
+
+def deep_but_valid_progress() -> str:
+    """A progress file of the right shape whose quiz record nests 5000 deep: json.loads takes it; deep copies
+    and saves recursed past Python's limit (the app would not start)."""
+    return '{"version": 1, "quiz": {"tokens": ' + "[" * 5000 + "]" * 5000 + "}}"
+
+
+HOSTILE_FILES = {
+    "nested past the parser": lambda path: path.write_text("[" * 100_000, encoding="utf-8"),
+    "nested past copying": lambda path: path.write_text(deep_but_valid_progress(), encoding="utf-8"),
+    "a FIFO": lambda path: os.mkfifo(path),
+    "a link to /dev/zero": lambda path: path.symlink_to("/dev/zero"),
+    "a link to a good file": lambda path: (
+        path.with_name("elsewhere.json").write_text('{"version": 1}', encoding="utf-8"),
+        path.symlink_to(path.with_name("elsewhere.json")),
+    ),
+    "too big": lambda path: path.write_bytes(b'{"version": 1, "last": {"prompt": "' + b"x" * (9 << 20) + b'"}}'),
+}
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE_FILES))
+def test_a_file_that_would_stop_the_app_is_set_aside_at_once(path: Path, kind: str) -> None:
+    """Read only a regular file, not through a link, of at most MAX_BYTES and MAX_DEPTH deep: anything else is
+    set aside (renamed, kept) with a notice, in a fresh process held to 1 GB and 30 s (a FIFO blocked the open,
+    /dev/zero was read until memory ran out, a deep file raised RecursionError and was left for the next start)."""
+    import resource
+
+    path.parent.mkdir(parents=True)
+    HOSTILE_FILES[kind](path)
+    loaded = subprocess.run(
+        [sys.executable, "-c", LOAD, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+    )
+    assert loaded.returncode == 0 and "Traceback" not in loaded.stderr, loaded.stderr[-500:]
+    (aside,) = path.parent.glob("progress.json.corrupt-*")
+    assert aside.name in loaded.stdout and "\n" not in loaded.stdout.strip()
+    assert not path.exists() and not path.is_symlink()  # the next start begins afresh, without the learner's help
+    store = ProgressStore(path)
+    progress, notice = store.load()
+    assert notice is None
+    progress.done.append("tokens")
+    assert store.save(progress) is None and on_disk(path).done == ["tokens"]
 
 
 def test_a_record_that_is_not_json_is_a_notice_not_a_crash(path: Path) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 import pyte
 import pytest
 import safetensors.numpy
-from helpers import make_app, run_tutor, screen_text, settle
+from helpers import FullDisk, make_app, run_tutor, screen_text, settle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual import events
@@ -359,6 +359,36 @@ async def test_a_state_folder_that_cannot_be_written_is_said_and_the_app_runs(tm
         assert app.main.step_index == 3
 
 
+async def test_a_full_disk_is_said_in_the_app_and_saving_resumes_at_the_next_change_and_on_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After one failed save the app never saved again in that session, not even on exit once space was back."""
+    path = tmp_path / "state" / "progress.json"
+    disk = FullDisk.install(monkeypatch)
+
+    def saved_step() -> str:
+        return json.loads(path.read_text(encoding="utf-8"))["last"]["step"]
+
+    app = make_app(ProgressStore(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.save_now()  # a file to compare with, whatever start-up's deferred save has done by now
+        for full, said in [(True, "cannot save progress"), (True, None), (False, "saved again"), (True, None)]:
+            disk.full = full
+            await pilot.press("down")
+            await pilot.pause(0.7)  # the deferred save
+            await settle(pilot)
+            step = app.main.gpt.steps[app.main.step_index].name
+            assert (saved_step() == step) != full
+            if said:
+                assert said in notices(app)[-1]
+        disk.full = False  # space is back, and the learner leaves before the deferred save
+        await pilot.press("down")
+        await settle(pilot)
+        step = app.main.gpt.steps[app.main.step_index].name
+    assert saved_step() == step
+
+
 # -- 4. terminals -------------------------------------------------------------------------------------
 
 
@@ -385,6 +415,65 @@ async def test_a_storm_of_resizes(tmp_path: Path) -> None:
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
         assert app.main.trace is not None and "Step " in screen_text(app)
+
+
+MODAL_KEYS = {"f2": "Tokens and embeddings", "f9": "", "f10": "Experiment", "ctrl+p": "Lesson 1", "f1": "F2"}
+
+
+async def test_every_screen_asks_for_a_larger_window_and_none_crashes(tmp_path: Path) -> None:
+    """With F2, F9, F10, the palette or F1 open, a window 1–6 columns wide crashed the app (a modal's text laid
+    out at width 0: `range() arg 3 must not be zero` in Rich's chop_cells). Each asks for a larger window now,
+    and shows itself again as before once the window is large enough."""
+    from tutor.paths import content_dir
+
+    app = make_app(ProgressStore(tmp_path / "progress.json"), content_dir())  # the shipped lessons: F2 lists them
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        for key, shown in MODAL_KEYS.items():
+            await pilot.press(key)
+            await settle(pilot)
+            modal = app.screen
+            assert modal is not app.main, key
+            for width, height in [(1, 20), (3, 20), (6, 20), (2, 2), (45, 12)]:
+                await pilot.resize_terminal(width, height)
+                await pilot.pause()
+            assert "Make the window larger" in " ".join(screen_text(app).split()), key  # at 45×12, readable
+            await pilot.resize_terminal(100, 30)
+            await settle(pilot)
+            assert app.screen is modal and "Make the window larger" not in screen_text(app), key
+            assert shown in screen_text(app), key
+            await pilot.press("escape")
+            await settle(pilot)
+        assert app.screen is app.main and app.return_code is None
+
+
+@pytest.mark.parametrize("ending", ["crashed", "progress not saved"])
+def test_an_app_that_crashed_or_could_not_save_exits_non_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], ending: str
+) -> None:
+    """`tutor` returned 0 whatever the app's end: after a crash (Textual's return code 1) too, and after a last
+    save that failed."""
+    import argparse
+    import sys
+
+    import tutor.app
+    from tutor.commands import app as app_command
+
+    class EndedApp:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            self.store = ProgressStore(tmp_path / "progress.json")
+            self.store.failing = ending == "progress not saved"
+            self.return_code = 1 if ending == "crashed" else 0
+
+        def run(self) -> None:
+            return None
+
+    monkeypatch.setattr(tutor.app, "TutorApp", EndedApp)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert app_command.run(argparse.Namespace(model=None, lang="en")) == 1
+    if ending == "progress not saved":
+        assert capsys.readouterr().err.count("\n") == 1
 
 
 # Each run pairs a setting of the colours (TERM, NO_COLOR) with one of the text encoding (the locale,

@@ -17,6 +17,8 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.css.query import NoMatches
+from textual.drivers.linux_driver import LinuxDriver
+from textual.geometry import Size
 from textual.markup import MarkupError
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -30,16 +32,23 @@ from tutor.lessons.parse import MODEL_VARIANTS, Lesson, load_lessons
 from tutor.lessons.quiz import lesson_quiz
 from tutor.lessons.quiz import passed as quiz_passed
 from tutor.model_words import describe_variant
-from tutor.patches import cjk_wrap, palette
+from tutor.patches import cjk_wrap, lost_terminal, palette, small_window
 from tutor.patches.collector import IdleCollector
 from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
 from tutor.screens.lessons import LessonListScreen
-from tutor.screens.main import MainScreen
+from tutor.screens.main import MIN_HEIGHT, MIN_WIDTH, MainScreen
 from tutor.step_words import step_label
 
 cjk_wrap.install()
+lost_terminal.install()
+small_window.install(
+    lambda screen, size: t(
+        "too_small", getattr(screen.app, "lang", "en"), w=MIN_WIDTH, h=MIN_HEIGHT, cw=size.width, ch=size.height
+    ),
+    own_guard=(MainScreen,),  # keeps its widgets in place, with the same words (MainScreen.on_resize)
+)
 SAVE_DELAY = 0.5  # seconds
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "not_done": (
@@ -96,6 +105,7 @@ class TutorApp(App[None]):
     TITLE = "tutor"
     COMMANDS = App.COMMANDS | {TutorCommands}
     BINDINGS = [Binding("ctrl+l", "redraw", "Redraw", show=False, priority=True)]
+    MIN_SIZE = Size(MIN_WIDTH, MIN_HEIGHT)  # below it every screen asks for a larger window (patches/small_window.py)
 
     def __init__(
         self,
@@ -124,6 +134,7 @@ class TutorApp(App[None]):
         self.collector: IdleCollector | None = None  # full garbage-collector passes between keys (on_mount)
         self._first_frame_drawn = False
         self.model_notice: str | None = None  # `tutor --model FILE`: the recipe it was trained by (tutor.commands.app)
+        self._hung_up = False
         self.localize_palette_key()
 
     # -- the command palette, in the learner's language -----------------------------------------
@@ -192,6 +203,13 @@ class TutorApp(App[None]):
         for signum in (signal.SIGHUP, signal.SIGTERM):  # a dropped SSH session, a `kill`
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, self.hang_up)
+        if isinstance(self._driver, LinuxDriver):  # a real terminal (not a test's, not a browser tab's)
+
+            def terminal_gone() -> None:
+                with contextlib.suppress(RuntimeError):  # the loop has closed: the app has left already
+                    loop.call_soon_threadsafe(self.hang_up)
+
+            lost_terminal.watch_for_hang_up([self._driver.fileno], terminal_gone)
         with self.batch_update():  # the first frame shows the lesson and the numbers, not the steps to them
             self.lessons = load_lessons(self.lang, self.content)
             last = self.progress.last
@@ -227,9 +245,11 @@ class TutorApp(App[None]):
 
     def _save(self) -> None:
         self._save_timer = None
+        was_failing = self.store.failing
         notice = self.store.save(self.progress)
         if notice:
-            self.notify(notice, severity="warning", timeout=10)
+            resumed = was_failing and not self.store.failing  # saved again after a full disk: good news
+            self.notify(notice, severity="information" if resumed else "warning", timeout=10)
 
     def save_now(self) -> None:
         """For results the learner earned (a quiz, an exercise): written at once, not on a timer."""
@@ -238,7 +258,11 @@ class TutorApp(App[None]):
         self._save()
 
     def hang_up(self) -> None:
-        """Save first (the terminal may be gone already), then leave."""
+        """Save first (the terminal may be gone already), then leave. Called on SIGHUP and SIGTERM, and when the
+        terminal is seen gone (which may be just after a SIGHUP): once is enough."""
+        if self._hung_up:
+            return
+        self._hung_up = True
         if self.main.trace is not None:  # the prompt as typed: its Input.Changed may still wait in the queue
             with contextlib.suppress(NoMatches):
                 self.progress.last["prompt"] = self.main.typed_prompt

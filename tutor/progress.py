@@ -4,8 +4,11 @@ Two sessions of the same learner may run at once (two SSH windows). Every save t
 takes an exclusive lock on `progress.json.lock` beside the file, reads what is on disk, merges
 this session's changes into it and replaces the file in one step: neither session's lessons,
 quiz results or exercises are lost. A file that cannot be read is moved aside (never deleted)
-and reported; a directory that cannot be written is reported once, and the session goes on
-without saving.
+and reported. Only a regular file of at most MAX_BYTES is read, and its JSON at most MAX_DEPTH deep:
+a FIFO, a link to /dev/zero or a file nested thousands deep is set aside like a corrupt one, not
+waited on, read for ever or allowed to crash the start. A save that fails (a full disk, a folder
+that cannot be written) is said once; every later change and the exit try again, and the first
+save that works again says so.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -37,22 +41,58 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "进度文件 {path} 无法读取（{problem}）；从头开始",
     ),
     "cannot_save": (
-        "cannot save progress to {folder}: {reason}; this session's progress is not kept",
-        "无法把进度保存到 {folder}：{reason}；本次的进度不会被保存",
+        "cannot save progress to {folder}: {reason}; trying again at each change and on exit",
+        "无法把进度保存到 {folder}：{reason}；每次改动和退出时会再试",
     ),
+    "not_saved_on_exit": (
+        "this session's progress could not be saved to {path} (see the notice in the app)",
+        "本次的进度未能保存到 {path}（见应用里的提示）",
+    ),
+    "saved_again": ("progress is saved again in {folder}", "进度已重新保存到 {folder}"),
+    "not_regular": ("not a regular file", "不是普通文件"),
+    "too_big": ("larger than {limit} MB", "超过 {limit} MB"),
+    "too_deep": ("nested more than {depth} levels deep", "嵌套超过 {depth} 层"),
     "not_json": ("cannot save progress: {error}", "无法保存进度：{error}"),
 }
 LOCK_WAIT = 2.0  # seconds; a writer holds the lock for milliseconds, so this only guards against a stuck one
+MAX_BYTES = 8 * 1024 * 1024  # a learner's file is kilobytes (a long pasted prompt: hundreds); more is not ours
+MAX_DEPTH = 32  # the deepest record is 4 levels; json.loads and copy.deepcopy recurse, and fail near 1000
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def without_surrogates(data: Any) -> Any:
+    """`data` with every lone surrogate (what a broken paste can leave in a prompt) replaced by U+FFFD in its
+    strings and keys: UTF-8 cannot hold one, and a file that held its escape read back a string that no
+    UTF-8 terminal could print (`tutor progress` failed on every run)."""
+    if isinstance(data, str):
+        return _LONE_SURROGATE.sub("\ufffd", data)
+    if isinstance(data, dict):
+        return {without_surrogates(key): without_surrogates(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [without_surrogates(value) for value in data]
+    return data
+
+
 def to_json(data: Any) -> str:
-    """Readable JSON (Chinese stays Chinese); a lone surrogate, which a broken paste can leave in a prompt and
-    UTF-8 cannot hold, is written as its \\u escape, which reads back as the same string."""
-    text = json.dumps(data, ensure_ascii=False, indent=1)
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    """Readable JSON (Chinese stays Chinese) that reads back as written: lone surrogates become U+FFFD."""
+    return json.dumps(without_surrogates(data), ensure_ascii=False, indent=1)
+
+
+def depth_of(data: Any) -> int:
+    """How deeply `data`'s lists and objects nest (a scalar: 0), without recursing."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def state_dir() -> Path:
@@ -108,7 +148,7 @@ class ProgressStore:
         self.path = path or state_dir() / "progress.json"
         self.lang = lang  # of the notices; the app keeps it in step with its own
         self.lock_path = self.path.with_name(self.path.name + ".lock")
-        self.writable = True
+        self.failing = False  # the last save failed (said once; every save tries again)
         self._base = Progress()  # what this store last read from or wrote to disk
 
     def load(self) -> tuple[Progress, str | None]:
@@ -122,10 +162,9 @@ class ProgressStore:
         """Merge this session's changes into what is on disk, then replace the file in one step.
 
         `progress` is brought up to date with the merged result (lessons another session finished
-        show as done here too). Returns a notice when the file cannot be written.
+        show as done here too). Returns a notice when the file cannot be written (the first time in a row),
+        and when it can again.
         """
-        if not self.writable:
-            return None
         try:
             with self._locked(required=True):
                 existed = self.path.exists()
@@ -134,12 +173,15 @@ class ProgressStore:
                 base = self._base if existed and notice is None else Progress()
                 merged = progress.changes_onto(on_disk, base)
                 self._write(merged)
-        except OSError as error:
-            self.writable = False
+        except OSError as error:  # a full disk, a folder that cannot be written: the next save tries again
+            said, self.failing = self.failing, True
             reason = error.strerror or str(error)
-            return pick(WORDS, "cannot_save", self.lang, folder=self.path.parent, reason=reason)
+            return None if said else pick(WORDS, "cannot_save", self.lang, folder=self.path.parent, reason=reason)
         except (TypeError, ValueError) as error:  # a record that is not JSON: a bug, but not worth the session
             return pick(WORDS, "not_json", self.lang, error=error)
+        if self.failing:
+            self.failing = False
+            notice = notice or pick(WORDS, "saved_again", self.lang, folder=self.path.parent)
         progress.done[:] = merged.done
         for mine, theirs in ((progress.quiz, merged.quiz), (progress.exercises, merged.exercises)):
             mine.clear()
@@ -161,19 +203,35 @@ class ProgressStore:
     def _read(self) -> tuple[Progress, str | None]:
         """What is on disk; an unreadable or corrupt file is moved aside and reported, never dropped."""
         try:
-            text = self.path.read_text(encoding="utf-8")
-            return Progress.from_json(json.loads(text)), None
+            data = json.loads(self._read_bytes().decode("utf-8"))
+            if depth_of(data) > MAX_DEPTH:
+                raise ValueError(pick(WORDS, "too_deep", self.lang, depth=MAX_DEPTH))
+            return Progress.from_json(without_surrogates(data)), None
         except (FileNotFoundError, NotADirectoryError):  # nothing saved yet (or no folder to save in: said on save)
             return Progress(), None
         except OSError as error:
             problem = error.strerror or str(error)
         except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
             problem = str(error)
+        except RecursionError:  # nested past the parser's own limit
+            problem = pick(WORDS, "too_deep", self.lang, depth=MAX_DEPTH)
         try:
             aside = self._set_aside("corrupt")
         except OSError:
             return Progress(), pick(WORDS, "unreadable", self.lang, path=self.path, problem=problem)
         return Progress(), pick(WORDS, "kept_aside", self.lang, problem=problem, aside=aside)
+
+    def _read_bytes(self) -> bytes:
+        """The file's bytes, if it is a regular file (not a link: O_NOFOLLOW; a FIFO must not block the open:
+        O_NONBLOCK) of at most MAX_BYTES; else OSError or ValueError, and the caller sets it aside."""
+        fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ValueError(pick(WORDS, "not_regular", self.lang))
+            data = file.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise ValueError(pick(WORDS, "too_big", self.lang, limit=MAX_BYTES // (1024 * 1024)))
+        return data
 
     def _set_aside(self, why: str) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")

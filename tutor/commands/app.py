@@ -33,4 +33,8 @@ def run(args: argparse.Namespace) -> int:
     if args.model and args.model not in model.shipped_models() and Path(args.model).expanduser().is_file():
         app.model_notice = describe_checkpoint(Path(args.model).expanduser(), args.lang)  # its recipe, once
     app.run()
-    return 0
+    if app.store.failing:  # the last save, on the way out, failed too: the notice went with the screen
+        from tutor.progress import WORDS, pick
+
+        return fail(pick(WORDS, "not_saved_on_exit", args.lang, path=app.store.path))
+    return app.return_code or 0  # 1 after a crash (Textual has shown the traceback): not a clean exit
