@@ -17,7 +17,9 @@ import pytest
 needs_web = pytest.mark.skipif(
     find_spec("textual_serve") is None, reason='needs the web extra (pip install -e ".[web]")'
 )
-URL_LINE = re.compile(r"http://(?P<host>[^/\s]+):(?P<port>\d+)/\?token=(?P<token>[A-Za-z0-9_-]{32})$")
+URL_LINE = re.compile(
+    r"http://(?P<host>[^/\s]+):(?P<port>\d+)(?P<path>/[0-9a-f]{16}/)\?token=(?P<token>[A-Za-z0-9_-]{32})$"
+)
 
 
 def tutors_under(pid: int) -> list[int]:

@@ -126,7 +126,7 @@ def test_without_the_token_the_browser_gets_403_and_no_tutor_starts(tmp_path: Pa
         response = page.goto(f"http://127.0.0.1:{found['port']}/")
         assert response is not None and response.status == 403
         assert page.inner_text("body") == "403: Forbidden"
-        assert page.evaluate(WEBSOCKET_OPENS, f"ws://127.0.0.1:{found['port']}/ws") == "refused"
+        assert page.evaluate(WEBSOCKET_OPENS, f"ws://127.0.0.1:{found['port']}{found['path']}ws") == "refused"
         assert tutors_under(server.pid) == []
 
 
@@ -141,7 +141,7 @@ def test_the_tutor_in_a_browser_tab_draws_types_takes_f_keys_and_saves_when_the_
         requested: list[str] = []
         page.on("request", lambda request: requested.append(request.url))
         page.goto(line[line.index("http") :])
-        assert page.url == f"{origin}/"  # the token traded for the cookie, and out of the address bar
+        assert page.url == f"{origin}{found['path']}"  # the token traded for the cookie, out of the address bar
         terminal = Terminal(page)
         first = terminal.wait_for(
             lambda text: "Token + position embedding" in text and "token embedding W_E[token]" in text,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
 import signal
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -50,6 +52,7 @@ small_window.install(
     own_guard=(MainScreen,),  # keeps its widgets in place, with the same words (MainScreen.on_resize)
 )
 SAVE_DELAY = 0.5  # seconds
+WEB_EXIT_SECONDS = 2.0  # a browser tab's tutor, told to end (SIGTERM, SIGHUP), has saved and is gone by then
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "not_done": (
         "Not marked done: read the lesson to its end, or pass its quick check (F10).",
@@ -129,6 +132,9 @@ class TutorApp(App[None]):
         if isinstance(self.progress.last.get("read_to_end"), str):
             self.read_to_end.add(self.progress.last["read_to_end"])
         self._save_timer: Timer | None = None
+        self._saving = False  # inside store.save: a signal that comes then does not save over it
+        self._exit_soon: threading.Timer | None = None  # a browser tab's tutor told to end: its last resort
+        self._loop_for_signals: asyncio.AbstractEventLoop | None = None
         self.main = MainScreen(gpt, lang)
         self.screen_model = ScreenModel()  # what the terminal shows: only changed cells are sent
         self.collector: IdleCollector | None = None  # full garbage-collector passes between keys (on_mount)
@@ -199,10 +205,13 @@ class TutorApp(App[None]):
         self.set_interval(0.5, self.collector.tick, name="idle collector")
         self.app_suspend_signal.subscribe(self, self.screen_model.forget)
         self.app_resume_signal.subscribe(self, self.screen_model.forget)
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGHUP, signal.SIGTERM):  # a dropped SSH session, a `kill`
+        loop = self._loop_for_signals = asyncio.get_running_loop()
+        for signum in (signal.SIGHUP, signal.SIGTERM):  # a dropped SSH session, a `kill`; a killed `tutor serve`
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signum, self.hang_up)
+                if self.is_web:
+                    signal.signal(signum, self.hang_up_now)
+                else:
+                    loop.add_signal_handler(signum, self.hang_up)
         if isinstance(self._driver, LinuxDriver):  # a real terminal (not a test's, not a browser tab's)
 
             def terminal_gone() -> None:
@@ -246,7 +255,11 @@ class TutorApp(App[None]):
     def _save(self) -> None:
         self._save_timer = None
         was_failing = self.store.failing
-        notice = self.store.save(self.progress)
+        self._saving = True
+        try:
+            notice = self.store.save(self.progress)
+        finally:
+            self._saving = False
         if notice:
             resumed = was_failing and not self.store.failing  # saved again after a full disk: good news
             self.notify(notice, severity="information" if resumed else "warning", timeout=10)
@@ -268,6 +281,23 @@ class TutorApp(App[None]):
                 self.progress.last["prompt"] = self.main.typed_prompt
         self._save()
         self.exit()
+
+    def hang_up_now(self, signum: int, frame: object) -> None:
+        """SIGTERM or SIGHUP in a browser tab's tutor, which must end promptly even while busy. Python runs this
+        between two steps of whatever the main thread is doing: a widget working through a queue of thousands
+        of keys never gave the event loop back, and `hang_up`, queued there, waited minutes. So: save what is
+        known now, ask for `hang_up` (it runs once the loop is free), and end the process WEB_EXIT_SECONDS
+        later if it has not ended by then (a browser tab has no terminal to restore)."""
+        if self._exit_soon is not None:
+            return
+        if not self._saving:  # else the save this interrupted finishes as soon as this returns
+            self.store.save(self.progress)
+        self._exit_soon = threading.Timer(WEB_EXIT_SECONDS, os._exit, args=(0,))
+        self._exit_soon.daemon = True
+        self._exit_soon.start()
+        if self._loop_for_signals is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the process is ending anyway
+                self._loop_for_signals.call_soon_threadsafe(self.hang_up)
 
     async def on_unmount(self) -> None:
         if self.collector is not None:

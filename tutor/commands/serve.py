@@ -1,8 +1,9 @@
 """`tutor serve`: the same app in a browser tab (textual-serve, the optional `web` extra).
 
-Each browser tab runs its own `python -m tutor` (with the learner's --lang and --model), as the learner, on
-their progress file. The URL carries a random token: on a shared machine every user can reach 127.0.0.1.
-The server itself is in tutor/patches/web_server.py.
+Each browser tab runs its own `python -P -m tutor` (with the learner's --lang and --model), as the learner, on
+their progress file, in a private folder: not where the server was started, where another user may have written
+a `tutor/` package for Python to import first. The URL carries a random token and path: on a shared machine every
+user can reach 127.0.0.1. The server itself, its checks and its limits, is in tutor/patches/web_server.py.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ DESCRIPTION = (
     "Serve the same tutor to a web browser: every tab runs its own tutor, on your progress. Binds 127.0.0.1 by "
     "default; the printed URL carries a random token, and a request without it is refused (403)."
 )
+DEFAULT_MAX_SESSIONS = 8  # tabs open at once, a tutor process each; a learner needs one or two
 DEFAULT_PORT = 8000
 DEFAULT_HOST = "127.0.0.1"
 WEB_EXTRA = {"textual_serve", "aiohttp", "aiohttp_jinja2", "jinja2"}  # what `pip install "tutor[web]"` brings
@@ -58,6 +60,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_HOST,
         help=f"address to listen on (default {DEFAULT_HOST}, this machine only; 0.0.0.0: the network too)",
     )
+    parser.add_argument(
+        "--max-sessions",
+        type=positive,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help=f"browser tabs open at once, a tutor each (default {DEFAULT_MAX_SESSIONS})",
+    )
+
+
+def positive(text: str) -> int:
+    """argparse's type for a count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number of at least 1: {text!r}")
+    return value
 
 
 def is_loopback(host: str) -> bool:
@@ -72,24 +92,39 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def session_command(args: argparse.Namespace) -> str:
+def session_command(args: argparse.Namespace, folder: str) -> str:
     """What each browser tab runs (textual-serve hands it to a shell): this Python's tutor, same language and
-    model. No token in it: every user on the machine can read a command line."""
-    words = [sys.executable, "-m", "tutor", "--lang", args.lang]
+    model, in `folder`, with -P: Python puts no working folder on sys.path for `-m`, so a `tutor/` written where
+    the server started is not what runs. No token in it: every user on the machine can read a command line."""
+    words = [sys.executable, "-P", "-m", "tutor", "--lang", args.lang]
     if args.model:
-        words += ["--model", args.model]
-    return "exec " + shlex.join(words)  # the shell becomes the tutor: one process a tab
+        words += ["--model", model_argument(args.model)]
+    return f"cd {shlex.quote(folder)} && exec {shlex.join(words)}"  # the shell becomes the tutor: one process a tab
 
 
-def url(host: str, port: int, token: str) -> str:
-    """The address to open: a wildcard host is shown as the machine's name."""
+def model_argument(model: str) -> str:
+    """--model as the tabs must see it from their own folder: a path that is one here, made absolute."""
+    import os
+    from pathlib import Path
+
+    path = Path(model).expanduser()
+    return str(path.absolute()) if os.sep in model or path.exists() else model
+
+
+def shown_host(host: str, port: int) -> str:
+    """host:port as the URL shows it: a wildcard host as the machine's name."""
     import socket
 
     if host in {"", "0.0.0.0", "::"}:
         host = socket.gethostname()
     elif ":" in host:
         host = f"[{host}]"
-    return f"http://{host}:{port}/?token={token}"
+    return f"{host}:{port}"
+
+
+def url(host: str, port: int, path: str, token: str) -> str:
+    """The address to open: the server's own path (`/…/`), with the token."""
+    return f"http://{shown_host(host, port)}{path}?token={token}"
 
 
 async def serve(server: TutorServer, lang: str) -> int:
@@ -116,7 +151,8 @@ async def serve(server: TutorServer, lang: str) -> int:
         port = runner.addresses[0][1] if server.port == 0 else server.port
         if not is_loopback(server.host):
             print(pick(WORDS, "network", lang, host=server.host), flush=True)
-        print(pick(WORDS, "url", lang, url=url(server.host, port, server.token)), flush=True)
+        server.named_hosts = {shown_host(server.host, port).lower()}  # the Host the URL sends, besides loopback
+        print(pick(WORDS, "url", lang, url=url(server.host, port, server.index_path, server.token)), flush=True)
         await stop.wait()
     finally:
         await runner.cleanup()
@@ -129,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import contextlib
     import secrets
+    import tempfile
 
     try:
         from tutor.patches.web_server import TutorServer
@@ -143,7 +180,12 @@ def run(args: argparse.Namespace) -> int:
             model.load(args.model)
         except model.WeightsError as error:
             return fail(str(error))
-    server = TutorServer(session_command(args), args.host, args.port, secrets.token_urlsafe(TOKEN_BYTES))
-    with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(serve(server, args.lang))
+    # the tabs' working folder: 0700, this server's alone, gone when it stops
+    with tempfile.TemporaryDirectory(prefix="tutor-serve-") as folder:
+        command = session_command(args, folder)
+        server = TutorServer(
+            command, args.host, args.port, secrets.token_urlsafe(TOKEN_BYTES), max_sessions=args.max_sessions
+        )
+        with contextlib.suppress(KeyboardInterrupt):
+            return asyncio.run(serve(server, args.lang))
     return 0
