@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
@@ -11,6 +12,19 @@ NormPlacement = Literal["pre", "post", "none"]
 
 POSITIONAL_ENCODINGS: tuple[str, ...] = ("sinusoidal", "learned", "rope", "none")
 NORM_PLACEMENTS: tuple[str, ...] = ("pre", "post", "none")
+
+# The largest size a config may ask for. A file's config is checked against its own tensors, but n_ctx sizes
+# a sinusoidal or RoPE table no tensor holds: without a bound, one number in a file asked for gigabytes.
+# Each is far above any model a tutor runs on a CPU (GPT-2 XL: 48 layers, d_model 1600, 1024 positions).
+MAX_SIZES: dict[str, int] = {
+    "vocab_size": 1 << 20,
+    "n_ctx": 8192,
+    "d_model": 8192,
+    "n_heads": 256,
+    "n_layers": 256,
+    "d_mlp": 65536,
+}
+MAX_LN_EPS = 1.0
 
 
 class ConfigError(ValueError):
@@ -41,10 +55,12 @@ class GPTConfig:
     ln_eps: float = 1e-5
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "n_ctx", "d_model", "n_heads", "n_layers", "d_mlp"):
+        for name, most in MAX_SIZES.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+            if value > most:
+                raise ConfigError(f"{name} is {value}, more than the tutor runs (at most {most})")
         if self.positional not in POSITIONAL_ENCODINGS:
             raise ConfigError(f"positional must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.positional!r}")
         if self.norm not in NORM_PLACEMENTS:
@@ -53,10 +69,13 @@ class GPTConfig:
             raise ConfigError(f"d_model ({self.d_model}) must divide evenly into n_heads ({self.n_heads})")
         if self.positional == "rope" and self.d_head % 2:
             raise ConfigError(f"rope needs an even head size, got d_head={self.d_head}")
-        if not (isinstance(self.pos_base, (int, float)) and self.pos_base > 0):
-            raise ConfigError(f"pos_base must be a positive number, got {self.pos_base!r}")
-        if not (isinstance(self.ln_eps, (int, float)) and self.ln_eps >= 0):
-            raise ConfigError(f"ln_eps must be a non-negative number, got {self.ln_eps!r}")
+        for name in ("residual", "causal"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if not (_is_number(self.pos_base) and math.isfinite(self.pos_base) and self.pos_base > 0):
+            raise ConfigError(f"pos_base must be a positive finite number, got {self.pos_base!r}")
+        if not (_is_number(self.ln_eps) and 0 <= self.ln_eps <= MAX_LN_EPS):
+            raise ConfigError(f"ln_eps must be a number from 0 to {MAX_LN_EPS:g}, got {self.ln_eps!r}")
 
     @property
     def d_head(self) -> int:
@@ -90,3 +109,7 @@ class GPTConfig:
         if not isinstance(data, dict):
             raise ConfigError("config must be a JSON object")
         return cls.from_dict(data)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

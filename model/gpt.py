@@ -19,8 +19,11 @@ from model.norm import layer_norm
 from model.params import Params, parameter_shapes
 from model.positions import sinusoidal_positions
 from model.sampling import sample, sample_rng
+from model.text import printable
 from model.tokenizer import Tokenizer, TokenizerError
 from model.trace import Trace, build_steps
+
+NAME_LIMIT = 80  # a model's name is shown in titles and notices
 
 
 class ContextError(ValueError):
@@ -74,7 +77,7 @@ class GPT:
         self.params = params
         self._weights = for_forward(params) if lay_out else params  # big matrices turned round for OpenBLAS
         self.tokenizer = tokenizer
-        self.name = name
+        self.name = printable(name, limit=NAME_LIMIT)  # a file's metadata: it must not drive the terminal
         self.trained = trained
         self.steps = build_steps(config)
         self._position_table = self._make_position_table(dtype)

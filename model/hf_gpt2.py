@@ -30,7 +30,7 @@ from model.bpe import BPETokenizer
 from model.config import ConfigError, GPTConfig
 from model.params import Params, parameter_shapes
 from model.tokenizer import TokenizerError
-from model.weights import WeightsError, check_params, read_safetensors
+from model.weights import WeightsError, check_depth, check_params, read_safetensors
 
 # activations that are GPT-2's tanh GELU (`gelu_new` is GPT-2's own name for it)
 TANH_GELU = {"gelu_new", "gelu_pytorch_tanh", "gelu_fast"}
@@ -125,7 +125,7 @@ def gpt2_config(path: Path, raw: dict[str, Any]) -> GPTConfig:
     if kind != "gpt2":
         raise WeightsError(f"{path}: model_type {kind!r} is not supported (only GPT-2 family: 'gpt2')")
     activation = raw.get("activation_function", "gelu_new")
-    if activation not in TANH_GELU:
+    if not isinstance(activation, str) or activation not in TANH_GELU:
         raise WeightsError(f"{path}: activation_function {activation!r} is not supported (GPT-2's tanh GELU only)")
     unsupported = {
         "scale_attn_weights": (False, "attention without the 1/√d_head scale"),
@@ -154,7 +154,7 @@ def gpt2_config(path: Path, raw: dict[str, Any]) -> GPTConfig:
         )
     except KeyError as error:
         raise WeightsError(f"{path}: missing key {error.args[0]!r}") from None
-    except (ConfigError, TypeError, ValueError) as error:
+    except (ConfigError, TypeError, ValueError, OverflowError) as error:  # float(10**400) overflows
         raise WeightsError(f"{path}: bad config: {error}") from None
 
 
@@ -211,9 +211,10 @@ def gpt2_params(path: Path, tensors: dict[str, np.ndarray], config: GPTConfig) -
 
     Error messages use the names as they are in the file.
     """
+    prefix = "transformer." if any(name.startswith("transformer.") for name in tensors) else ""
+    check_depth(path, tensors, config.n_layers, prefix + "h.")
     ours = hf_names(config)
     shapes = parameter_shapes(config)
-    prefix = "transformer." if any(name.startswith("transformer.") for name in tensors) else ""
     kept: dict[str, np.ndarray] = {}
     for name, array in tensors.items():
         short = name.removeprefix(prefix)

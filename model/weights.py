@@ -8,9 +8,11 @@ mapping, so every process that opens the same file shares one copy of the weight
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
 import struct
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ import numpy as np
 
 from model.config import ConfigError, GPTConfig
 from model.params import Params, parameter_shapes
+from model.text import printable
 from model.tokenizer import CharTokenizer, TokenizerError
 
 FORMAT = "tutor-gpt/1"
@@ -36,11 +39,18 @@ _DTYPES: dict[str, np.dtype] = {
     "BOOL": np.dtype("?"),
 }
 _FLOAT_DTYPES = {"F64", "F32", "F16", "BF16"}
-_MAX_HEADER = 100 * 1024 * 1024
+# The header is parsed whole into Python objects, several times its size: a tutor checkpoint's is under 100 KB,
+# GPT-2 XL's about 60 KB (safetensors itself allows 100 MB, which parses into more than a gigabyte)
+_MAX_HEADER = 16 * 1024 * 1024
+_MAX_DIMENSIONS = 8  # NumPy takes 64; a model's tensors have 1 to 4
 
 
 class WeightsError(Exception):
-    """A weights file that cannot be used; the message names the file and what is wrong."""
+    """A weights file that cannot be used; the message names the file and what is wrong, on one line that
+    is safe to print (it may quote the file, whose text must not drive the terminal)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))
 
 
 def read_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
@@ -82,12 +92,14 @@ def _tensor_view(path: Path, mapping: mmap.mmap, data_start: int, size: int, nam
     try:
         dtype_name, shape, (begin, end) = info["dtype"], [int(n) for n in info["shape"]], info["data_offsets"]
         begin, end = int(begin), int(end)
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: int() of a JSON 1e999
         raise WeightsError(f"{path}: corrupt: tensor {name!r} has a malformed header entry") from None
-    if dtype_name not in _DTYPES:
+    if not isinstance(dtype_name, str) or dtype_name not in _DTYPES:
         raise WeightsError(f"{path}: tensor {name!r} has unsupported dtype {dtype_name}")
+    if len(shape) > _MAX_DIMENSIONS:
+        raise WeightsError(f"{path}: corrupt: tensor {name!r} has {len(shape)} dimensions")
     dtype = _DTYPES[dtype_name]
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)  # a Python int: NumPy's int64 product of [2**32, 2**32] wraps round to 0
     if min(shape, default=0) < 0 or begin < 0 or end - begin != count * dtype.itemsize:
         raise WeightsError(f"{path}: corrupt: tensor {name!r} offsets do not match its shape {shape}")
     if data_start + end > size:
@@ -112,6 +124,8 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPTConfig, Params, Ch
         config = GPTConfig.from_json(metadata["config"])
     except ConfigError as error:
         raise WeightsError(f"{path}: bad config: {error}") from None
+    check_depth(path, tensors, config.n_layers, "blocks.")
+    params = check_params(path, tensors, parameter_shapes(config))  # every size in the config, against a tensor
     try:
         tokenizer = CharTokenizer.from_json(metadata.get("tokenizer", ""))
     except TokenizerError as error:
@@ -120,8 +134,16 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPTConfig, Params, Ch
         raise WeightsError(
             f"{path}: the tokenizer has {tokenizer.vocab_size} tokens but the config says {config.vocab_size}"
         )
-    params = check_params(path, tensors, parameter_shapes(config))
     return config, params, tokenizer, metadata
+
+
+def check_depth(path: Path, names: Iterable[str], n_layers: int, block_prefix: str) -> None:
+    """The file holds a block (`{block_prefix}{i}.…` tensors) for each of the config's n_layers: checked before
+    the config's list of parameter names is built, which an n_layers of 10⁹ grew for minutes. (A block too
+    many is bounded by the file: `check_params` names its first tensor.)"""
+    blocks = {name[len(block_prefix) :].split(".", 1)[0] for name in names if name.startswith(block_prefix)}
+    if n_layers > len(blocks):
+        raise WeightsError(f"{path}: the config says n_layers {n_layers}, the file holds {len(blocks)} blocks")
 
 
 def check_params(path: Path, tensors: dict[str, np.ndarray], expected: dict[str, tuple[int, ...]]) -> Params:

@@ -11,6 +11,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -168,7 +169,10 @@ def check_exercise(
     if not path.is_file():
         return CheckResult(name, False, "no_file", {"path": str(path)})
     with tempfile.TemporaryDirectory(prefix="tutor-check-") as scratch:
-        result_path = Path(scratch) / "result.json"
+        ready_read, ready_write = os.pipe()  # the child says "ready" here once its own start-up is done
+        # the verdict comes over a socket that only the supervisor holds, never the learner's process (a file
+        # in a folder it can write, as before, was a pass for any file that wrote it)
+        verdict_ours, verdict_theirs = socket.socketpair()
         command = [
             sys.executable,
             "-I",  # no user site, no PYTHON* variables, no script folder on sys.path
@@ -176,12 +180,11 @@ def check_exercise(
             "tutor.exercises.runner",
             name,
             str(path),
-            str(result_path),
             str(seconds),
             str(memory_mb),
+            str(ready_write),
+            str(verdict_theirs.fileno()),
         ]
-        ready_read, ready_write = os.pipe()  # the child says "ready" here once its own start-up is done
-        command.append(str(ready_write))
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         try:
             process = subprocess.Popen(
@@ -192,15 +195,18 @@ def check_exercise(
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,  # its own process group: a kill takes anything it started too
-                pass_fds=(ready_write,),
+                pass_fds=(ready_write, verdict_theirs.fileno()),
             )
         except OSError as error:
             os.close(ready_read)
+            verdict_ours.close()
             return CheckResult(name, False, "cannot_start", {"error": error.strerror or str(error)})
         finally:
             os.close(ready_write)
-        with os.fdopen(ready_read, "rb", buffering=0) as ready:
+            verdict_theirs.close()
+        with os.fdopen(ready_read, "rb", buffering=0) as ready, verdict_ours:
             outcome, output = _wait(process, ready, seconds, output_limit, stop)
+            sent = _received(verdict_ours)  # the supervisor has exited: all it sent is there
         text = output.decode("utf-8", errors="replace")
         tail = "\n".join(text.rstrip().splitlines()[-20:])
         if outcome == "timeout":
@@ -210,19 +216,25 @@ def check_exercise(
         if outcome == "stopped":
             return CheckResult(name, False, "stopped", output=tail)
         try:
-            verdict = json.loads(result_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            verdict = json.loads(sent)
+            key, values = verdict["key"], verdict.get("values", {})
+        except (ValueError, KeyError, TypeError):
+            verdict, key, values = {}, "crashed", {"status": process.returncode}
+        if key == "crashed":  # the learner's process (or the supervisor) ended without a verdict: say how
             last = text.strip().splitlines()[-1:] if text.strip() else []
-            return CheckResult(
-                name,
-                False,
-                "crashed",
-                {"status": process.returncode, "tail": f": {last[0][:200]}" if last else ""},
-                output=tail,
-            )
-    values = verdict.get("values", {})
+            values["tail"] = f": {last[0][:200]}" if last else ""
     values.setdefault("function", function)
-    return CheckResult(name, bool(verdict.get("passed")), verdict["key"], values, verdict.get("case"), tail)
+    return CheckResult(name, bool(verdict.get("passed")), key, values, verdict.get("case"), tail)
+
+
+def _received(channel: socket.socket, limit: int = 1 << 20) -> bytes:
+    """What the supervisor sent before it exited (it is reaped by now, so nothing more will come)."""
+    channel.setblocking(False)
+    data = bytearray()
+    with contextlib.suppress(BlockingIOError, ConnectionError):
+        while len(data) < limit and (chunk := channel.recv(65536)):
+            data += chunk
+    return bytes(data)
 
 
 @dataclass
