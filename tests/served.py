@@ -41,7 +41,7 @@ def serving(tmp_path: Path, *args: str, lang: str = "en") -> Iterator[tuple[subp
     first line it printed. Ends it with SIGINT (Ctrl+C) if the test did not."""
     env = {**os.environ, "TUTOR_STATE_DIR": str(tmp_path / "state"), "PYTHONIOENCODING": "utf-8"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "tutor", "--lang", lang, "serve", "--port", "0", *args],
+        [sys.executable, "-P", "-m", "tutor", "--lang", lang, "serve", "--port", "0", *args],  # -P: no cwd
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
