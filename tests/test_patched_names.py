@@ -337,3 +337,55 @@ def test_textual_serve_sessions_end_as_web_server_and_the_app_command_expect() -
     assert service._build_environment()["TEXTUAL_DRIVER"].startswith("textual.drivers.web_driver"), (
         "textual-serve runs its apps with another driver: tutor/commands/app.py lets that one run without a terminal"
     )
+
+
+def test_textual_serve_tab_service_and_messages_are_what_web_server_copies() -> None:
+    """TutorServer.handle_websocket and _process_messages are copies of textual-serve's with limits added;
+    TabService extends AppService. Each name they override, call or read is checked here."""
+    server_module = pytest.importorskip("textual_serve.server", reason='needs the web extra (pip install ".[web]")')
+    from textual_serve.app_service import AppService
+
+    Server = server_module.Server
+    assert parameters(Server.handle_websocket) == ["self", "request"], (
+        "textual-serve changed Server.handle_websocket: tutor/patches/web_server.TutorServer.handle_websocket copies it"
+    )
+    assert parameters(Server._process_messages) == ["self", "websocket", "app_service"], (
+        "textual-serve changed Server._process_messages: tutor/patches/web_server.TutorServer._process_messages "
+        "copies it"
+    )
+    upstream = inspect.getsource(Server._process_messages)
+    kinds = set(re.findall(r'type_ == "(\w+)"', upstream))
+    assert kinds == {"stdin", "resize", "ping", "blur", "focus"}, (
+        f"textual-serve's browser now sends the messages {sorted(kinds)}: "
+        "tutor/patches/web_server.TutorServer._process_messages drops the ones it does not know"
+    )
+    handler = inspect.getsource(Server.handle_websocket)
+    for fragment in ("download_manager=self.download_manager", "debug=self.debug", "app_service.start(width, height)"):
+        assert fragment in handler, (
+            f"textual-serve's handle_websocket no longer does {fragment!r}: "
+            "tutor/patches/web_server.TutorServer.handle_websocket must follow"
+        )
+    assert {"command", "write_bytes", "write_str", "close", "download_manager", "debug"} <= set(
+        parameters(AppService.__init__)
+    ), "textual-serve changed AppService.__init__: tutor/patches/web_server.TutorServer.handle_websocket builds one"
+    for name, expected in (
+        ("start", ["self", "width", "height"]),
+        ("stop", ["self"]),
+        ("run", ["self"]),
+        ("send_bytes", ["self", "data"]),
+        ("set_terminal_size", ["self", "width", "height"]),
+        ("blur", ["self"]),
+        ("focus", ["self"]),
+    ):
+        assert parameters(getattr(AppService, name, None) or (lambda: None)) == expected, (
+            f"textual-serve changed AppService.{name}: tutor/patches/web_server.TabService and TutorServer call it"
+        )
+    assert "self.remote_close = close" in inspect.getsource(AppService.__init__), (
+        "AppService no longer keeps close as remote_close: tutor/patches/web_server.TabService.run calls it"
+    )
+    assert "self._process: Process | None = None" in inspect.getsource(AppService.__init__), (
+        "AppService no longer keeps its process in _process: tutor/patches/web_server.TabService.terminate reads it"
+    )
+    server = Server("true")
+    for attribute in ("command", "title", "debug", "download_manager", "templates_path", "statics_path"):
+        assert hasattr(server, attribute), f"textual-serve's Server has no {attribute}: web_server reads it"
