@@ -206,3 +206,61 @@ def test_a_session_s_tutor_saves_on_sigterm(tmp_path: Path, browser) -> None:
         page.wait_for_function("document.body.classList.contains('-closed')")  # "Session ended."
         saved = json.loads((tmp_path / "state" / "progress.json").read_text(encoding="utf-8"))
         assert saved["last"]["prompt"] == "猫追"
+
+
+class Neighbour:
+    """Another user's page on another port of 127.0.0.1: it records the cookies the browser sends it."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        cookies: list[str] = []
+        self.cookies = cookies
+
+        class Page(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                cookies.append(self.headers.get("Cookie", ""))
+                body = b"<!doctype html><title>a neighbour's page</title><p>hello"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_neighbour_s_page_in_the_learner_s_browser_gets_no_cookie_and_no_websocket(tmp_path: Path, browser) -> None:
+    """Issue 28, findings 2 and 3, in a real browser: the learner has opened their tutor (the browser holds its
+    cookie); a page another user serves on another port of 127.0.0.1, opened in the same browser, is sent no
+    cookie of the tutor's, cannot read it, and cannot open the tutor's websocket — though the browser would
+    send the cookie with it (cookies ignore ports, and another port of the same host is the same site)."""
+    with serving(tmp_path) as (server, line):
+        found = URL_LINE.search(line)
+        assert found, line
+        learner = browser.new_page()
+        learner.goto(line[line.index("http") :])
+        Terminal(learner).wait_for(lambda text: "猫追狗" in text, "the learner's tutor")
+        assert [cookie["name"] for cookie in browser.cookies()] == ["tutor-session"]
+        neighbour = Neighbour()
+        try:
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{neighbour.port}/")
+            # the page and perhaps its favicon: no cookie with either (its Path is the tutor's random prefix)
+            assert neighbour.cookies and set(neighbour.cookies) == {""}, neighbour.cookies
+            assert page.evaluate("document.cookie") == ""  # HttpOnly, and not this path's
+            address = f"ws://127.0.0.1:{found['port']}{found['path']}ws"
+            assert page.evaluate(WEBSOCKET_OPENS, address) == "refused"  # Origin is the neighbour's
+            assert len(tutors_under(server.pid)) == 1  # the learner's only: the refused socket started none
+        finally:
+            neighbour.close()
