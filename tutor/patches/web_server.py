@@ -178,11 +178,11 @@ class TabService(AppService):
     """
 
     async def stop(self) -> None:
-        terminate = asyncio.get_running_loop().call_later(QUIT_SECONDS, self.terminate)
-        try:
-            await super().stop()
-        finally:
-            terminate.cancel()
+        # The timer is not cancelled when super().stop() returns: that returns as soon as the tab's output ends,
+        # which a closed tab's socket does at once, while the tutor may still be busy for minutes (1 run in 6 here).
+        # `terminate` looks first: a tutor that has ended (its return code known) gets no signal.
+        asyncio.get_running_loop().call_later(QUIT_SECONDS, self.terminate)
+        await super().stop()
 
     def terminate(self) -> None:
         process = self._process
