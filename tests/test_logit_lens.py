@@ -19,13 +19,13 @@ from tutor.panels.logit_lens_panel import (
     lens_probabilities,
     lens_rows,
     prob_text,
-    settled_from,
     top_tokens,
 )
 from tutor.panels.residual_lines import ResidualLines, shown_others
 from tutor.panels.residual_panel import ResidualPanel, reached_points
 from tutor.panels.stream_panel import StreamPanel
-from tutor.view import ResidualPoint, residual_points, visible_piece
+from tutor.sentences import settled_from
+from tutor.view import residual_points, visible_piece
 from tutor.widgets.line_chart import LineChart, Series, place_labels
 from tutor.widgets.panel_switcher import PanelSwitcher
 
@@ -82,15 +82,10 @@ def test_top_tokens_is_a_stable_argsort_of_the_head() -> None:
 
 
 def test_settled_from_is_the_first_point_of_the_final_guess_s_last_run() -> None:
-    point = ResidualPoint("h", "p", "p", 0)
-
-    def rows(*ranks: int) -> list[LensRow]:
-        return [LensRow(point, [], 0.5, rank) for rank in ranks]
-
-    assert settled_from(rows(2, 1, 1, 1)) == 1
-    assert settled_from(rows(1, 2, 1, 1)) == 2
-    assert settled_from(rows(1, 1, 3, 1)) == 3  # the last point only
-    assert settled_from(rows(1, 1, 1)) == 0
+    assert settled_from([2, 1, 1, 1]) == 1
+    assert settled_from([1, 2, 1, 1]) == 2
+    assert settled_from([1, 1, 3, 1]) == 3  # the last point only
+    assert settled_from([1, 1, 1]) == 0
 
 
 def test_prob_text_fits_five_cells() -> None:
@@ -106,8 +101,9 @@ def test_tiny_on_cat_chases_dog() -> None:
     trace = gpt.run(PROMPT)
     cat, chase, dog = (lens_rows(gpt, trace, token) for token in range(3))
     assert cat[0].top[0][1] == "猫" and chase[0].top[0][1] == "追"
-    assert chase[-1].top[0][1] == "狗" and chase[settled_from(chase)].point.label_en == "B0 mlp"
-    assert settled_from(dog) == len(dog) - 1
+    assert chase[-1].top[0][1] == "狗"
+    assert chase[settled_from([row.final_rank for row in chase])].point.label_en == "B0 mlp"
+    assert settled_from([row.final_rank for row in dog]) == len(dog) - 1
 
 
 # -- the line chart ------------------------------------------------------------------------------

@@ -157,10 +157,20 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "The model's guess {token} ({p}) leads the lens from {point} on.",
         "模型最终的猜测 {token}（{p}）从 {point} 起一直排在第一。",
     ),
-    "lens_settles_last": (
+    "lens_settles_earlier": (
+        "The model's guess {token} ({p}) leads the lens from {point} on, and before that only at {earlier}.",
+        "模型最终的猜测 {token}（{p}）从 {point} 起一直排在第一；在此之前，只在 {earlier} 排过第一。",
+    ),
+    "lens_last_only": (
         "The model's guess {token} ({p}) leads only at the last point, {point}.",
         "模型最终的猜测 {token}（{p}）只在最后一处（{point}）才排在第一。",
     ),
+    "lens_last_and_earlier": (
+        "The model's guess {token} ({p}) leads at the last point, {point}, and before that only at {earlier}.",
+        "模型最终的猜测 {token}（{p}）在最后一处（{point}）排第一；在此之前，只在 {earlier} 排过第一。",
+    ),
+    "lens_earlier_many": ("{count} points, the first {first}", "{count} 处（最早是 {first}）"),
+    "list_separator": (", ", "、"),
     # -- sampling the next token (the next-token panel, the sample and generate keys) --
     "sample_all": ("all", "全部"),
     "sample_formula_argmax": (

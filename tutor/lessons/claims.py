@@ -77,6 +77,8 @@ import tomllib
 from functools import cache
 from typing import Any
 
+from tutor.sentences import settled_from
+
 WALK_PROMPT = "猫追狗的一只猫"  # the prompt of the lessons' walks through the backward view
 LENS_PROMPT = "猫追狗"  # the prompt of the lessons' logit lens and sampling examples
 CONFIG_MEASURES = ("vocab_size", "d_model", "n_layers", "n_heads", "d_mlp", "n_ctx")
@@ -177,9 +179,7 @@ def _lens(gpt: Any) -> dict[str, Any]:
         probs = softmax(logit_lens(gpt, np.stack([trace[p][t] for p in points])).astype(np.float64))
         final = int(np.argmax(trace.logits[t]))
         final_rank = [int((row > row[final]).sum()) + 1 for row in probs]
-        settled = len(points) - 1
-        while settled > 0 and final_rank[settled - 1] == 1:
-            settled -= 1
+        settled = settled_from(final_rank)
         tokens.append(
             {
                 "final_id": final,

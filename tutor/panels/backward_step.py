@@ -12,6 +12,7 @@ from rich.text import Text
 
 from model import Step, Trace
 from tutor.i18n import pick
+from tutor.sentences import Sentence, residual_sum
 from tutor.text_table import Column, text_table
 from tutor.view import View, grad_text, top_dims_text, visible_piece
 from tutor.widgets.live_static import laid_out_width
@@ -42,11 +43,32 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "sum": ("sum ‖∂L/∂x‖", "相加 ‖∂L/∂x‖"),
     "cos": ("cos", "cos"),
     "residual_note": (
-        "∂y/∂x = 1 + ∂F/∂x: the identity path hands ∂L/∂y down unchanged. The sum is larger where the two "
-        "paths point the same way (cos > 0) and smaller where they cancel (cos < 0). [{token}]: sum ÷ identity "
-        "= {ratio:.2f}.",
-        "∂y/∂x = 1 + ∂F/∂x：恒等路径把 ∂L/∂y 原样传下去。两条路径方向一致（cos > 0）时相加变大，"
-        "方向相反（cos < 0）时相互抵消。[{token}]：相加 ÷ 恒等 = {ratio:.2f}。",
+        "∂y/∂x = 1 + ∂F/∂x: the identity path hands ∂L/∂y down unchanged. The sum is smaller than the identity "
+        "path alone only where cos < −‖through F‖ ÷ (2‖identity‖): the path through F must point against it, "
+        "and by more the longer it is.",
+        "∂y/∂x = 1 + ∂F/∂x：恒等路径把 ∂L/∂y 原样传下去。只有当 cos < −‖经过 F‖ ÷ (2‖恒等‖) 时，相加的结果"
+        "才比恒等路径本身小：经过 F 的那条路径得和它方向相反，而且它越长，要反得越厉害。",
+    ),
+    "residual_larger": (
+        "[{token}]: sum ÷ identity = {ratio:.2f}, larger{because}.",
+        "[{token}]：相加 ÷ 恒等 = {ratio:.2f}，变大了{because}。",
+    ),
+    "residual_smaller": (
+        "[{token}]: sum ÷ identity = {ratio:.2f}, smaller{because}.",
+        "[{token}]：相加 ÷ 恒等 = {ratio:.2f}，变小了{because}。",
+    ),
+    "residual_same": ("[{token}]: sum ÷ identity = {ratio:.2f}.", "[{token}]：相加 ÷ 恒等 = {ratio:.2f}。"),
+    "residual_no_identity": (
+        "[{token}]: no gradient comes down the identity path here.",
+        "[{token}]：这里没有梯度沿恒等路径传下来。",
+    ),
+    "residual_above": (
+        ": cos {cos:+.2f} is above −‖through F‖ ÷ (2‖identity‖) = {threshold:+.2f}",
+        "（cos {cos:+.2f} 高于 −‖经过 F‖ ÷ (2‖恒等‖) = {threshold:+.2f}）",
+    ),
+    "residual_below": (
+        ": cos {cos:+.2f} is below −‖through F‖ ÷ (2‖identity‖) = {threshold:+.2f}",
+        "（cos {cos:+.2f} 低于 −‖经过 F‖ ÷ (2‖恒等‖) = {threshold:+.2f}）",
     ),
     "enters": ("‖∂L/∂y‖ in", "传入 ‖∂L/∂y‖"),
     "leaves": ("‖∂L/∂x‖ out", "传出 ‖∂L/∂x‖"),
@@ -83,6 +105,22 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = a.astype(np.float64), b.astype(np.float64)
     size = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
     return np.where(size > 0, (a * b).sum(-1) / np.where(size > 0, size, 1.0), 0.0)
+
+
+def residual_sentence(trace: Trace, step: Step, token: int, lang: str) -> tuple[Sentence, str]:
+    """What the residual add at `step` does to `token`'s gradient, as `tutor.sentences.residual_sum` reads the
+    same norms and cosine the table shows; the sentence and its words."""
+    paths = trace.residual_paths(step)
+    identity, through_f, total = (path[token][None] for path in paths)
+    cos = float(cosines(identity, through_f)[0])
+    sentence = residual_sum(float(norms(identity)[0]), float(norms(through_f)[0]), float(norms(total)[0]), cos)
+    values = dict(sentence.values)
+    because = ""
+    if values.pop("compared", False):
+        side = "residual_above" if sentence.key == "residual_larger" else "residual_below"
+        because = pick(WORDS, side, lang, cos=values["cos"], threshold=values["threshold"])
+    piece = f"{token} {visible_piece(trace.pieces[token])}"
+    return sentence, pick(WORDS, sentence.key, lang, token=piece, because=because, **values)
 
 
 def token_window(n: int, cursor: int, rows: int = ROWS) -> range:
@@ -225,10 +263,8 @@ class BackwardStep(TextLines):
             ]
             for pos in token_window(view.n_tokens, view.token)
         ]
-        here = view.token
-        ratio = sizes[2][here] / sizes[0][here] if sizes[0][here] > 0 else float("nan")
-        note = pick(WORDS, "residual_note", lang, token=f"{here} {visible_piece(trace.pieces[here])}", ratio=ratio)
-        return [*text_table(columns, rows), Text(note, style="dim")]
+        _sentence, said = residual_sentence(trace, step, view.token, lang)
+        return [*text_table(columns, rows), Text(pick(WORDS, "residual_note", lang), style="dim"), Text(said)]
 
     def through_lines(self, view: View) -> list[Text]:
         """A LayerNorm, attention or MLP: the gradient in and out, and the step's own ∂L/∂θ."""

@@ -15,6 +15,7 @@ from textual.message import Message
 from model import GPT, Trace, logit_lens, softmax, top_order
 from tutor.i18n import t
 from tutor.panels.residual_panel import reached_points
+from tutor.sentences import EARLIER_NAMED, lens_lead
 from tutor.text_table import Column, text_table
 from tutor.view import ResidualPoint, View, residual_points, sequential_style, visible_piece
 from tutor.widgets.live_static import laid_out_width
@@ -73,12 +74,17 @@ def lens_cost(gpt: GPT, trace: Trace) -> int:
     return len(residual_points(trace)) * gpt.config.d_model * gpt.config.vocab_size
 
 
-def settled_from(rows: list[LensRow]) -> int:
-    """The first point from which the model's final guess is the lens's top guess at every later point."""
-    first = len(rows) - 1
-    while first > 0 and rows[first - 1].final_rank == 1:
-        first -= 1
-    return first
+def lead_text(rows: list[LensRow], lang: str, **values: str) -> str:
+    """The sentence under the lens: where the final guess leads, as `tutor.sentences.lens_lead` decides."""
+    sentence = lens_lead([row.final_rank for row in rows], [row.point.label(lang) for row in rows])
+    words = dict(sentence.values)
+    if "earlier" in words:
+        words["earlier"] = (
+            t("list_separator", lang).join(words["earlier"])
+            if words["count"] <= EARLIER_NAMED
+            else t("lens_earlier_many", lang, count=words["count"], first=words["first_earlier"])
+        )
+    return t(sentence.key, lang, **(words | values))
 
 
 def prob_text(p: float) -> str:
@@ -212,14 +218,7 @@ class LogitLensPanel(TextLines):
         formula = formula_of(view.gpt)
         if not cfg.residual:
             note += " " + t("lens_no_residual", lang)
-        first = settled_from(rows)
-        settles = t(
-            "lens_settles" if first < len(rows) - 1 else "lens_settles_last",
-            lang,
-            token=final_text,
-            p=prob_text(final_p),
-            point=rows[first].point.label(lang),
-        )
+        settles = lead_text(rows, lang, token=final_text, p=prob_text(final_p))
         self._lines_shown = [
             Text(t("lens_title", lang, token=here, formula=formula), style="bold"),
             Text(note, style="dim"),

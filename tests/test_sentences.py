@@ -1,0 +1,158 @@
+"""Every sentence the app writes about its numbers, checked against the table it reads (tutor/sentences.py).
+
+Each rule is tested twice: with hypothesis over arbitrary numbers, and over every shipped model and the
+lessons' prompts with the numbers the panel itself shows. A sentence is read back into the facts it states
+("leads at exactly these points", "the sum is larger than the identity path") and those are compared with the
+table, so a rule that can be false for some input fails here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import model
+from model.train import RECIPES
+from tutor.panels.backward_step import norms, residual_sentence
+from tutor.panels.logit_lens_panel import lead_text, lens_rows
+from tutor.sentences import EARLIER_NAMED, Sentence, lens_lead, residual_sum, settled_from
+
+PROMPTS = ["猫追狗", "狗追猫", "猫追狗的一只猫", "一只猫", "猫猫猫猫", "的的的", "狗追猫，猫追狗。"]
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, model.GPT]:
+    return {name: model.load(name) for name in RECIPES}
+
+
+# -- the logit lens: where the final guess leads ----------------------------------------------------------------
+
+
+def leads_said(sentence: Sentence, labels: list[str]) -> set[str]:
+    """The points at which the sentence says the final guess leads."""
+    point, earlier = sentence.values["point"], set(sentence.values.get("earlier", []))
+    if sentence.key in ("lens_settles", "lens_settles_earlier"):
+        assert sentence.key.endswith("earlier") == bool(earlier)
+        return set(labels[labels.index(point) :]) | earlier
+    assert sentence.key in ("lens_last_only", "lens_last_and_earlier")
+    assert point == labels[-1] and sentence.key.endswith("earlier") == bool(earlier)
+    return {point} | earlier
+
+
+ranks_ending_first = st.lists(st.integers(1, 5), min_size=0, max_size=30).map(lambda ranks: [*ranks, 1])
+
+
+@given(ranks_ending_first)
+@settings(max_examples=300)
+def test_the_lens_sentence_names_exactly_the_points_where_the_final_guess_leads(ranks: list[int]) -> None:
+    labels = [f"p{i}" for i in range(len(ranks))]
+    sentence = lens_lead(ranks, labels)
+    assert leads_said(sentence, labels) == {label for label, rank in zip(labels, ranks, strict=True) if rank == 1}
+    first = settled_from(ranks)
+    assert all(rank == 1 for rank in ranks[first:]) and (first == 0 or ranks[first - 1] != 1)
+
+
+def test_the_lens_sentence_of_the_issue_s_example() -> None:
+    """狗追猫 on tiny, token 猫: 狗 ranked #1 at B2 mlp, then lost it, then led at the last point; the app said
+    "leads only at the last point"."""
+    labels = ["embed", "B0 attn", "B0 mlp", "B1 attn", "B1 mlp", "B2 attn", "B2 mlp", "B3 attn", "B3 mlp"]
+    sentence = lens_lead([9, 5, 4, 3, 2, 2, 1, 2, 1], labels)
+    assert sentence.key == "lens_last_and_earlier" and sentence.values["earlier"] == ["B2 mlp"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_every_shipped_model_the_lens_sentence_is_true_to_the_lens_table(shipped, lang: str) -> None:
+    kinds: set[str] = set()
+    for name, gpt in shipped.items():
+        for prompt in PROMPTS:
+            trace = gpt.run(prompt)
+            for token in range(len(trace.tokens)):
+                rows = lens_rows(gpt, trace, token)
+                labels = [row.point.label(lang) for row in rows]
+                sentence = lens_lead([row.final_rank for row in rows], labels)
+                truth = {row.point.label(lang) for row in rows if row.final_rank == 1}
+                assert leads_said(sentence, labels) == truth, (name, prompt, token)
+                said = lead_text(rows, lang, token="T", p="P")
+                named = sentence.values.get("earlier", [])
+                if len(named) <= EARLIER_NAMED:
+                    assert all(label in said for label in named), said  # each earlier point is named on screen
+                kinds.add(sentence.key)
+    # the shipped models and prompts reach every kind of sentence but the rarest
+    assert {"lens_settles", "lens_last_only", "lens_last_and_earlier"} <= kinds, kinds
+
+
+# -- the residual add: larger or smaller than the identity path ------------------------------------------------
+
+
+def check_residual(sentence: Sentence, identity: float, through: float, total: float, cos: float) -> None:
+    """What the sentence says, against the numbers (shown to 2 decimals, as the panel shows them)."""
+    if sentence.key == "residual_no_identity":
+        assert identity == 0
+        return
+    ratio = total / identity
+    threshold = -through / (2 * identity)
+    if sentence.key == "residual_same":
+        assert f"{ratio:.2f}" == "1.00"
+        return
+    larger = sentence.key == "residual_larger"
+    assert sentence.key in ("residual_larger", "residual_smaller")
+    assert float(f"{ratio:.2f}") > 1 if larger else float(f"{ratio:.2f}") < 1
+    if sentence.values["compared"]:
+        shown_cos, shown_threshold = float(f"{cos:+.2f}"), float(f"{threshold:+.2f}")
+        assert shown_cos > shown_threshold if larger else shown_cos < shown_threshold
+
+
+vectors = st.integers(1, 6).flatmap(
+    lambda d: st.tuples(
+        st.lists(st.floats(-10, 10, allow_nan=False, width=32), min_size=d, max_size=d),
+        st.lists(st.floats(-10, 10, allow_nan=False, width=32), min_size=d, max_size=d),
+    )
+)
+
+
+@given(vectors)
+@settings(max_examples=400)
+def test_the_residual_sentence_is_true_for_any_two_paths(pair: tuple[list[float], list[float]]) -> None:
+    a, b = (np.array(v, dtype=np.float64) for v in pair)
+    identity, through, total = (float(np.linalg.norm(v)) for v in (a, b, a + b))
+    cos = float(a @ b / (identity * through)) if identity * through > 0 else 0.0
+    sentence = residual_sum(identity, through, total, cos)
+    check_residual(sentence, identity, through, total, cos)
+    if identity > 0 and through > 0 and abs(total - identity) > 1e-9 * identity:
+        # the rule the note teaches: smaller exactly when cos < −‖through F‖ / (2‖identity‖)
+        assert (total < identity) == (cos < -through / (2 * identity))
+
+
+def test_the_residual_sentence_of_the_issue_s_example() -> None:
+    """Lesson 8's walk, block 3's add, token 只: cos −0.04 and sum ÷ identity 1.04 — larger, though cos < 0."""
+    identity, through = 1.0, 0.3
+    cos = -0.04
+    total = float(np.sqrt(identity**2 + through**2 + 2 * identity * through * cos))
+    sentence = residual_sum(identity, through, total, cos)
+    assert sentence.key == "residual_larger" and sentence.values["compared"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_every_shipped_model_the_residual_sentence_is_true_to_its_table(shipped, lang: str) -> None:
+    kinds: set[str] = set()
+    for name, gpt in shipped.items():
+        if not gpt.config.residual:
+            continue
+        for prompt in PROMPTS[:4]:
+            trace = gpt.run(prompt, grads=True)
+            for step in trace.steps:
+                if step.kind != "residual":
+                    continue
+                identity, through_f, total = trace.residual_paths(step)
+                for token in range(len(trace.tokens)):
+                    sentence, said = residual_sentence(trace, step, token, lang)
+                    a, b = identity[token].astype(np.float64), through_f[token].astype(np.float64)
+                    sizes = [float(norms(v[None])[0]) for v in (a, b, total[token])]
+                    cos = float(a @ b / (sizes[0] * sizes[1])) if sizes[0] * sizes[1] > 0 else 0.0
+                    check_residual(sentence, *sizes, cos)
+                    if sentence.key != "residual_no_identity":
+                        assert f"{sizes[2] / sizes[0]:.2f}" in said, (name, prompt, step.name, token, said)
+                    kinds.add(sentence.key)
+    assert {"residual_larger", "residual_smaller", "residual_same"} <= kinds, kinds

@@ -1,0 +1,85 @@
+"""Sentences the app writes about its own numbers: one function per kind of sentence.
+
+A panel shows a table and, under it, a sentence that reads the table for the learner ("leads from B2 mlp on",
+"the sum is larger"). Such a sentence is a claim about the numbers beside it, and it must be true for every
+prompt and every model, not only for the one its author looked at. So each kind is chosen here, from the same
+numbers the table shows, by a rule its docstring states; tests/test_sentences.py checks each rule against the
+table it summarises, with hypothesis over arbitrary inputs and over every shipped model and the lessons'
+prompts. A function returns a `Sentence`: the key of its words (in the panel's own table of both languages)
+and the values to fill in, so the choice of words is tested apart from how a language says them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+EARLIER_NAMED = 3  # earlier points a lens sentence names one by one; past that it counts them
+
+
+@dataclass(frozen=True)
+class Sentence:
+    key: str  # which words: a key of the panel's table of words
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def settled_from(final_ranks: Sequence[int]) -> int:
+    """The first point from which the final guess ranks 1 at every later point (the last point, at least)."""
+    first = len(final_ranks) - 1
+    while first > 0 and final_ranks[first - 1] == 1:
+        first -= 1
+    return first
+
+
+def lens_lead(final_ranks: Sequence[int], labels: Sequence[str]) -> Sentence:
+    """Where the model's final guess leads the logit lens, from its rank at every stream point (`labels` names
+    the points; the last point is the model's own output, where the final guess ranks 1 by definition).
+
+    Let L be the points where it ranks 1, and f the first point of the run of 1s that ends at the last point.
+    - `lens_settles`:           f is not the last point, and L holds no point before f ("from {point} on").
+    - `lens_settles_earlier`:   f is not the last point, and L also holds points before f ("… and before that
+                                only at {earlier}").
+    - `lens_last_only`:         f is the last point and L holds nothing else ("only at the last point").
+    - `lens_last_and_earlier`:  f is the last point and L holds earlier points ("at the last point, and before
+                                that only at {earlier}").
+    `earlier` names the earlier points (EARLIER_NAMED at most; past that `count` of them, from `first_earlier`).
+    """
+    if len(final_ranks) != len(labels) or not final_ranks:
+        raise ValueError("one rank and one label a point, at least one point")
+    last = len(final_ranks) - 1
+    first = settled_from(final_ranks)
+    earlier = [i for i in range(first) if final_ranks[i] == 1]
+    values: dict[str, Any] = {"point": labels[first]}
+    if earlier:
+        values |= {"earlier": [labels[i] for i in earlier], "count": len(earlier), "first_earlier": labels[earlier[0]]}
+    if first < last:
+        return Sentence("lens_settles_earlier" if earlier else "lens_settles", values)
+    return Sentence("lens_last_and_earlier" if earlier else "lens_last_only", values)
+
+
+def residual_sum(identity: float, through: float, total: float, cos: float) -> Sentence:
+    """What a residual add does to the gradient of one token, from the norms the table shows: ‖∂L/∂y‖ down the
+    identity path, ‖∂F/∂x·∂L/∂y‖ through the sublayer, ‖their sum‖, and the cosine between the two paths.
+
+    ‖a + b‖² = ‖a‖² + ‖b‖² + 2‖a‖‖b‖cos, so the sum is smaller than the identity path alone exactly when
+    cos < −‖b‖ / (2‖a‖) (`threshold`): pointing apart is not enough, the sublayer's path must point against
+    the identity's by more, the larger it is. The ratio r = ‖sum‖ ÷ ‖identity‖ decides, as shown to 2 decimals:
+    - `residual_larger`  when r shows above 1.00, `residual_smaller` when below, `residual_same` when 1.00;
+    - larger and smaller say "cos {cos} is above/below {threshold}" only when the two, shown to 2 decimals,
+      differ in that direction (`compared`); else they leave the comparison out.
+    No identity path to compare with (‖a‖ = 0): `residual_no_identity`.
+    """
+    if not identity > 0 or not all(math.isfinite(v) for v in (identity, through, total, cos)):
+        return Sentence("residual_no_identity")
+    ratio = total / identity
+    threshold = -through / (2 * identity)
+    shown = round(ratio, 2)
+    values: dict[str, Any] = {"ratio": ratio, "cos": cos, "threshold": threshold}
+    if shown == 1.0:
+        return Sentence("residual_same", values)
+    larger = shown > 1.0
+    cos_shown, threshold_shown = round(cos, 2), round(threshold, 2)
+    values["compared"] = cos_shown > threshold_shown if larger else cos_shown < threshold_shown
+    return Sentence("residual_larger" if larger else "residual_smaller", values)
