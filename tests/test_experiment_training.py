@@ -10,7 +10,7 @@ from helpers import make_app, open_experiment, screen_text, settle
 
 import model
 from tutor.screens.experiments import training
-from tutor.widgets.line_chart import LineChart, Series, log_ticks
+from tutor.widgets.line_chart import LineChart, Series, linear_ticks, log_ticks, tick_text
 
 
 async def test_training_draws_every_shipped_curve_and_the_baselines(store) -> None:
@@ -100,6 +100,20 @@ def test_line_chart_log_axis() -> None:
     assert ticks[0] == "100" and ticks[4] == "10" and ticks[8] == "1"
     assert all(float(label) in (1, 2, 3, 5, 10, 20, 30, 50, 100) for label in ticks.values())
     assert all(abs(a - b) >= 2 for a in ticks for b in ticks if a != b)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 6, 9, 17])
+def test_line_chart_linear_ticks_show_both_ends_at_any_height(rows: int) -> None:
+    """A short chart (3 rows: the positions picture at 80×24) labelled its top row 0.50 for a curve reaching +1:
+    five labels on three rows overwrote each other. Now the top row says the top, the bottom row the bottom."""
+    ticks = linear_ticks(-1.0, 1.0, rows)
+    assert ticks[0] == tick_text(1.0)
+    if rows > 1:
+        assert ticks[rows - 1] == tick_text(-1.0)
+    assert len(ticks) == min(5, rows)
+    row_span = 2.0 / max(rows - 1, 1)
+    for row, label in ticks.items():  # each label is the value at its row, within half a row
+        assert abs(float(label) - (1.0 - row * row_span)) <= row_span / 2 + 0.005
 
 
 async def run_to_the_end(pilot) -> None:

@@ -29,13 +29,15 @@ DESCRIPTION = (
 DEFAULT_MAX_SESSIONS = 8  # tabs open at once, a tutor process each; a learner needs one or two
 DEFAULT_PORT = 8000
 DEFAULT_HOST = "127.0.0.1"
-WEB_EXTRA = {"textual_serve", "aiohttp", "aiohttp_jinja2", "jinja2"}  # what `pip install "tutor[web]"` brings
+WEB_EXTRA = {"textual_serve", "aiohttp", "aiohttp_jinja2", "jinja2"}  # what `pip install ".[web]"` brings
 TOKEN_BYTES = 24  # as Jupyter's: 192 random bits
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "no_extra": (
-        'tutor serve needs the web extra: pip install "tutor[web]" (in a checkout: pip install -e ".[web]")',
-        'tutor serve 需要 web 扩展：pip install "tutor[web]"（源码目录中：pip install -e ".[web]"）',
+        'tutor serve needs the web extra: in the folder tutor came from, pip install ".[web]" '
+        '(not "tutor[web]": on PyPI "tutor" is another project, Open edX\'s)',
+        'tutor serve 需要 web 扩展：在 tutor 的源码目录里运行 pip install ".[web]"'
+        '（不要装 "tutor[web]"：PyPI 上的 "tutor" 是另一个项目，Open edX 的）',
     ),
     "url": (
         "Open in a browser (the token in it is your key; Ctrl+C stops): {url}",

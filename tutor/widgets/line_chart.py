@@ -55,6 +55,16 @@ def tick_text(value: float, whole: bool = False) -> str:
     return f"{value:.0e}"
 
 
+def linear_ticks(low: float, high: float, rows: int) -> dict[int, str]:
+    """Labels of a linear y axis by row, top row 0 = `high`, last row = `low`: five (fewer when fewer rows fit,
+    never two on one row, which left a curve reaching +1 under a top label of 0.50), each the value at its row."""
+    ticks = min(5, rows)
+    if ticks == 1:
+        return {0: tick_text(high)}
+    step = (high - low) / (ticks - 1)
+    return {round(i * (rows - 1) / (ticks - 1)): tick_text(high - i * step) for i in range(ticks)}
+
+
 def log_ticks(low: float, high: float, row_of: Callable[[float], int], rows: int) -> dict[int, str]:
     """Round values between `low` and `high` (> 0) for a log axis, by row: the roundest first, each at
     least two rows from the others; the two ends when no two round values fit."""
@@ -219,7 +229,7 @@ class LineChart(Widget):
 
             tick_rows = log_ticks(y0, y1, row_of, plot_height)
         else:
-            tick_rows = {round(i * (plot_height - 1) / 4): tick_text(y1 - i * (y1 - y0) / 4) for i in range(5)}
+            tick_rows = linear_ticks(y0, y1, plot_height)
         for row in range(plot_height):
             label = f"{tick_rows[row]:>6}┤" if row in tick_rows else "      │"
             segments = [Segment(label, dim)]
