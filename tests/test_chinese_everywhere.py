@@ -3,6 +3,8 @@ own entries (Textual writes those in English), and F5 switches every one of them
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers import make_app, screen_text, settle
 from textual.app import App
@@ -145,3 +147,32 @@ async def test_every_system_command_textual_offers_has_a_chinese_title(store) ->
         assert {"Maximize", "Minimize", "Theme", "Quit", "Keys", "Screenshot"} <= english
         assert english <= set(SYSTEM_COMMANDS), english - set(SYSTEM_COMMANDS)  # a new Textual command: translate it
         assert zh == {SYSTEM_COMMANDS[title][0] for title in english}
+
+
+def english_footer_labels(app) -> list[str]:
+    """The footer's shown labels with no Chinese in them (keys like "PgDn" are key_display, not labels)."""
+    labels = [active.binding.description for active in app.active_bindings.values() if active.binding.show]
+    return [
+        label
+        for label in labels
+        if re.search("[A-Za-z]{2,}", label) and not any("\u4e00" <= ch <= "\u9fff" for ch in label)
+    ]
+
+
+async def test_every_screen_s_footer_speaks_chinese(store) -> None:
+    """The quick check's footer was English in a Chinese session; every screen with a footer is checked."""
+    app = make_app(store, content_dir(), lang="zh")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert english_footer_labels(app) == []
+        hrefs = [href for _title, href in app.practice_items()]
+        for index, href in enumerate(hrefs):
+            if "exercise" in href and any("exercise" in seen for seen in hrefs[:index]):
+                continue  # one exercise screen stands for all
+            await pilot.press("f10")
+            await settle(pilot)
+            await pilot.press(*["down"] * index, "enter")
+            await settle(pilot)
+            assert english_footer_labels(app) == [], (href, english_footer_labels(app))
+            await pilot.press("escape")
+            await settle(pilot)

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from tutor.i18n import pick
 from tutor.lessons.parse import Lesson
 from tutor.lessons.quiz import Question, grade
+from tutor.patches.footer_labels import localize_bindings
 from tutor.widgets.footer import TutorFooter
 
 WORDS: dict[str, tuple[str, str]] = {
@@ -42,6 +43,15 @@ WORDS: dict[str, tuple[str, str]] = {
 
 def letter(index: int) -> str:
     return chr(ord("A") + index)
+
+
+KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
+    "back": ("Back", "返回"),
+    "choose(0)": ("Answer", "作答"),
+    "next": ("Next", "下一题"),
+    "previous": ("Previous", "上一题"),
+    "retake": ("Retake", "再做一次"),
+}
 
 
 class QuizScreen(Screen[None]):
@@ -84,6 +94,7 @@ class QuizScreen(Screen[None]):
         yield TutorFooter(compact=True)
 
     def on_mount(self) -> None:
+        localize_bindings(self, KEY_WORDS, self.lang)
         self.show_question()
 
     # -- what is on screen ------------------------------------------------------------------------
