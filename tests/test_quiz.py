@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import LESSON_EN, make_app, screen_text, settle
 
 from tutor.lessons.parse import load_lessons
@@ -145,3 +146,26 @@ async def test_the_lesson_list_shows_quiz_scores(store) -> None:
         await pilot.pause()
         lines = [line for line in screen_text(app).split("\n") if "LayerNorm" in line]
         assert any("3/4" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_code_in_a_quiz_is_shown_as_code_not_as_backticks(store, lang: str) -> None:
+    """Lesson 9's quiz names the `deep` model in its question, a choice, an explanation and so the score view:
+    each showed its backticks."""
+    app = make_app(store, content_dir(), lang=lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await app.open_lesson("norm-placement")
+        await settle(pilot)
+        questions = lesson_quiz(app.main.lesson)
+        assert any("`" in question.text for question in questions)
+        app.open_quiz("norm-placement")
+        await pilot.pause()
+        for question in questions:
+            assert "`" not in screen_text(app)
+            await pilot.press("abcdef"[(question.answer + 1) % len(question.choices)])  # a wrong pick: the review
+            await pilot.pause()
+            assert "`" not in screen_text(app)
+            await pilot.press("n")
+        await pilot.pause()
+        assert "deep" in screen_text(app) and "`" not in screen_text(app)  # the score view quotes the answers

@@ -6,6 +6,7 @@ so a learner who leaves half-way loses nothing they finished before.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -52,6 +53,18 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
     "previous": ("Previous", "上一题"),
     "retake": ("Retake", "再做一次"),
 }
+
+
+def quiz_text(text: str) -> Text:
+    """A quiz's text with its `code` spans shown as the lesson shows code (bold, the backticks dropped); an
+    unpaired backtick stays as it is."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:
+        return Text(text)
+    shown = Text()
+    for k, part in enumerate(parts):
+        shown.append(part, style="bold" if k % 2 else "")
+    return shown
 
 
 class QuizScreen(Screen[None]):
@@ -117,7 +130,7 @@ class QuizScreen(Screen[None]):
         question = self.questions[self.index]
         chosen = self.picks[self.index]
         self.update_title()
-        self.query_one("#question", Static).update(f"{self.index + 1}. {question.text}")
+        self.query_one("#question", Static).update(quiz_text(f"{self.index + 1}. {question.text}"))
         choices = self.query_one("#choices", OptionList)
         choices.display = True
         choices.clear_options()
@@ -127,10 +140,10 @@ class QuizScreen(Screen[None]):
                 mark = "✓"
             elif chosen == k:
                 mark = "✗"
-            choices.add_option(Option(f"{mark} {letter(k)}. {choice}", id=str(k)))
+            choices.add_option(Option(quiz_text(f"{mark} {letter(k)}. {choice}"), id=str(k)))
         choices.highlighted = chosen if chosen is not None else 0
         choices.focus()
-        self.query_one("#feedback", Static).update(self.feedback(question, chosen))
+        self.query_one("#feedback", Static).update(quiz_text(self.feedback(question, chosen)))
 
     def feedback(self, question: Question, chosen: int | None) -> str:
         if chosen is None:
@@ -162,7 +175,7 @@ class QuizScreen(Screen[None]):
                 )
         best = self.saved().get("best", score)
         lines += ["", self.words("best", best=best, total=total), "", self.words("again")]
-        self.query_one("#feedback", Static).update("\n".join(lines))
+        self.query_one("#feedback", Static).update(quiz_text("\n".join(lines)))
 
     def save(self, record: dict[str, object]) -> None:
         app = self.app
