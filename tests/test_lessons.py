@@ -115,6 +115,16 @@ def test_front_matter_of_the_wrong_type_and_missing_key(tmp_path: Path) -> None:
     assert_problem(problems, path, 1, "no 'prompt'")
 
 
+def test_bold_that_markdown_shows_as_stars(tmp_path: Path) -> None:
+    """content/zh/04-order.md showed `**` to the learner: bold closing on 。 right before a character."""
+    text = lesson_text("zh").replace("正文，有个", "正文，**两层以上的模型\n分得清顺序。**只是有个")
+    root = write_tree(tmp_path, zh=text)
+    path = root / "zh" / "01-demo.md"
+    assert_problem(check_content(root), path, line_of(path, "正文"), "raw stars")
+    fixed = lesson_text("zh").replace("正文，有个", "正文，**两层以上的模型\n分得清顺序**。只是有个")
+    assert check_content(write_tree(tmp_path / "fixed", zh=fixed)) == []
+
+
 def test_unknown_directive(tmp_path: Path) -> None:
     text = lesson_text("en").replace("(tutor:show?step=embed)", "(tutor:dance?step=embed)")
     root = write_tree(tmp_path, en=text)

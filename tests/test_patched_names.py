@@ -389,3 +389,21 @@ def test_textual_serve_tab_service_and_messages_are_what_web_server_copies() -> 
     server = Server("true")
     for attribute in ("command", "title", "debug", "download_manager", "templates_path", "statics_path"):
         assert hasattr(server, attribute), f"textual-serve's Server has no {attribute}: web_server reads it"
+
+
+# -- tutor/lessons/markdown.py: Rich's Markdown tokens ------------------------------------------------------------
+
+
+def test_rich_markdown_keeps_its_tokens_in_parsed_and_renders_soft_breaks_as_lessons_markdown_expects() -> None:
+    """_LessonMarkdown rewrites each `softbreak` of `Markdown.parsed` into a `text` token before rendering."""
+    from rich.markdown import Markdown
+
+    markdown = Markdown("a\nb")
+    assert isinstance(getattr(markdown, "parsed", None), list), (
+        "Rich's Markdown no longer keeps its tokens in .parsed: tutor/lessons/markdown._LessonMarkdown edits them"
+    )
+    kinds = [child.type for token in markdown.parsed for child in (token.children or [])]
+    assert "softbreak" in kinds, "Rich's parser no longer makes softbreak tokens: tutor/lessons/markdown.py"
+    assert 'node_type == "softbreak"' in inspect.getsource(Markdown.__rich_console__), (
+        "Rich renders soft breaks another way: tutor/lessons/markdown._join_soft_breaks must follow"
+    )

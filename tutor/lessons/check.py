@@ -153,6 +153,7 @@ def check_lesson(lesson: Lesson, siblings: dict[str, Lesson]) -> list[str]:
     problems += _check_front_matter_values(lesson)
     problems += _check_sections(lesson)
     problems += _check_links(lesson, siblings)
+    problems += _check_emphasis(lesson)
     for block in blocks_in(lesson.body):
         line = lesson.body_line + block.line - 1
         if block.kind == "tutor-quiz":
@@ -163,6 +164,24 @@ def check_lesson(lesson: Lesson, siblings: dict[str, Lesson]) -> list[str]:
             text = _TUTOR_BLOCK.sub("", lesson.body)
             problems += [f"{lesson.path}:{line + n}: {message}" for n, message in check_claims(block.text, text)]
     return problems
+
+
+def _check_emphasis(lesson: Lesson) -> Iterator[str]:
+    """`**`, `__` or a lone `*` that Markdown leaves as it is, so the learner reads the stars: in Chinese, bold
+    that ends on punctuation right before a character (`**…顺序。**只是`) is not bold by CommonMark's flanking
+    rules. Text only: code and fenced blocks may hold stars."""
+    from markdown_it import MarkdownIt
+
+    for token in MarkdownIt().enable("strikethrough").enable("table").parse(lesson.body):
+        if token.type != "inline" or token.map is None:
+            continue
+        for child in token.children or []:
+            if child.type == "text" and ("**" in child.content or "__" in child.content):
+                where = lesson.body_line + token.map[0]
+                yield (
+                    f"{lesson.path}:{where}: emphasis shown as raw stars: {child.content.strip()[:40]!r} "
+                    "(in Chinese, close bold before the punctuation: **…顺序**。)"
+                )
 
 
 def claimed_measures(lesson: Lesson) -> list[str]:

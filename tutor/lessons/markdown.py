@@ -11,9 +11,12 @@ and each heading marks its line so that a link can scroll to it.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Heading, Markdown
 from rich.segment import Segment
@@ -47,8 +50,54 @@ class _PlainCodeBlock(CodeBlock):
         yield Styled(syntax, Style.from_meta({_CODE_MARK: True}))
 
 
+def _wide(ch: str) -> bool:
+    """A character that takes two cells: CJK, and the full-width punctuation Chinese text uses."""
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+def soft_break(before: str, after: str) -> str:
+    """What a line break inside a paragraph becomes between the characters `before` and `after`. Markdown makes
+    it a space, which is right between words and wrong in Chinese: `的\n多重集合` read "的 多重集合" and
+    `顺序；\nsoftmax` "顺序； softmax". Nothing next to full-width punctuation or between two Chinese characters; a
+    space where Chinese meets Latin (as the lessons write "用 softmax"), and between Latin words."""
+    if not before or not after:
+        return " "
+    if (_wide(before) and unicodedata.category(before).startswith("P")) or (
+        _wide(after) and unicodedata.category(after).startswith("P")
+    ):
+        return ""
+    return "" if _wide(before) and _wide(after) else " "
+
+
+def _neighbour_text(children: list[Token], start: int, step: int) -> str:
+    """The nearest character of text beside children[start], walking by `step` (−1: before, +1: after)."""
+    i = start + step
+    while 0 <= i < len(children):
+        content = children[i].content if children[i].type in ("text", "code_inline") else ""
+        if content:
+            return content[-1] if step < 0 else content[0]
+        if children[i].type in ("softbreak", "hardbreak"):
+            return ""
+        i += step
+    return ""
+
+
+def _join_soft_breaks(tokens: list[Token]) -> None:
+    """Each soft break of every paragraph made the text `soft_break` says (Rich renders every one a space)."""
+    for token in tokens:
+        children = token.children or []
+        for i, child in enumerate(children):
+            if child.type == "softbreak":
+                child.type = "text"
+                child.content = soft_break(_neighbour_text(children, i, -1), _neighbour_text(children, i, 1))
+
+
 class _LessonMarkdown(Markdown):
     elements = {**Markdown.elements, "heading_open": _LeftHeading}
+
+    def __init__(self, markup: str, **options: Any) -> None:
+        super().__init__(markup, **options)
+        _join_soft_breaks(self.parsed)
 
 
 class _PlainCodeMarkdown(_LessonMarkdown):
