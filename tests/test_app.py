@@ -398,16 +398,6 @@ def test_chinese_wraps_between_characters_and_keeps_punctuation_on_the_line() ->
     assert not any(line.startswith(("，", "。")) for line in lines)
 
 
-def test_lesson_paragraphs_are_unwrapped_for_display() -> None:
-    from tutor.lessons.display import unwrap_paragraphs
-
-    source = "一个向量有两个分量\nA 和 B，起点\n都是 2。\n\n- one\n  more\n- two\n\n| a |\n|---|\n\n```\nx\ny\n```"
-    source += "\n\n    code = 1\n    more = 2"
-    expected = "一个向量有两个分量 A 和 B，起点都是 2。\n\n- one more\n- two\n\n| a |\n|---|\n\n```\nx\ny\n```"
-    expected += "\n\n    code = 1\n    more = 2"
-    assert unwrap_paragraphs(source) == expected
-
-
 @pytest.mark.parametrize("size", [(80, 24), (200, 60)])
 async def test_no_color_every_step_and_every_panel(store, monkeypatch, size) -> None:
     monkeypatch.setenv("NO_COLOR", "1")

@@ -12,7 +12,7 @@ The names below are re-exported so `from tutor.lessons import Lesson` keeps work
 imports from the module that defines a name. No Textual, Rich or NumPy is loaded by importing this.
 """
 
-from tutor.lessons.display import display_markdown, unwrap_paragraphs
+from tutor.lessons.display import display_markdown
 from tutor.lessons.links import ACTIONS, SCHEME, SHOW_KEYS, LessonError, Link, labelled_links, links_in, parse_link
 from tutor.lessons.parse import (
     EXPERIMENTS,
@@ -55,5 +55,4 @@ __all__ = [
     "parse_link",
     "quiz_markdown",
     "resolve_code",
-    "unwrap_paragraphs",
 ]
