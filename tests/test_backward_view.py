@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import make_app, screen_text, settle
 
 import model
@@ -182,3 +183,27 @@ async def test_a_lesson_link_opens_the_backward_walk(store) -> None:
         await app.main.follow(parse_link("tutor:show?direction=forward"))
         await settle(pilot)
         assert not main.place.backward
+
+
+def turn_label(app) -> str:
+    return next(active.binding.description for key, active in app.active_bindings.items() if key == "ctrl+r")
+
+
+@pytest.mark.parametrize(
+    ("lang", "backward", "forward"), [("en", "Backward", "Forward"), ("zh", "反向传播", "正向计算")]
+)
+async def test_ctrl_r_s_label_says_where_it_takes_the_learner(store, lang: str, backward: str, forward: str) -> None:
+    """The footer said "^r Backward" in both directions."""
+    app = make_app(store, lang=lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert turn_label(app) == backward
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert app.main.place.backward and turn_label(app) == forward
+        await pilot.press("f5")  # the language switched while backwards: still where the key goes
+        await settle(pilot)
+        assert turn_label(app) in ("Forward", "正向计算")
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert turn_label(app) in ("Backward", "反向传播")

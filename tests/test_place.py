@@ -126,6 +126,17 @@ def test_a_link_waits_for_the_prompt_it_brings(place: Place, gpt: GPT) -> None:
     assert place.show({"token": "1"}) is None and place.token == 1
 
 
+def test_a_link_naming_a_step_but_no_direction_reads_forwards(place: Place, gpt: GPT) -> None:
+    """Lesson 8's walk turns backwards; the next lesson's links name forward steps and showed them backwards."""
+    place.receive(gpt.run("猫追狗"), "猫追狗")
+    place.show({"direction": "backward", "step": "unembed"})
+    assert place.direction == BACKWARD
+    place.show({"token": "1"})  # no step: the direction stays
+    assert place.direction == BACKWARD
+    place.show({"step": "blocks.0.ln1"})
+    assert place.direction == FORWARD and names(place)[place.step_index] == "blocks.0.ln1"
+
+
 def test_a_pending_step_the_model_lacks_is_reported(place: Place, gpt: GPT) -> None:
     place.pending_step = "blocks.9.ln1"
     assert place.receive(gpt.run("猫追"), "猫追") == "blocks.9.ln1"

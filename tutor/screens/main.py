@@ -66,12 +66,13 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "move_token(1)": ("Token", "词元"),
     "head(1)": ("Head", "注意力头"),
     "next_panel": ("Panel", "面板"),
-    "turn": ("Backward", "反向传播"),
+    "turn": ("Backward", "反向传播"),  # where ctrl+r takes the learner: `turn_label` says "Forward" while backward
     "scroll_lesson(1)": ("Scroll", "滚动"),  # the lesson, or the panel while the lesson is out of view
     "page_down": ("Scroll", "滚动"),  # the lesson's own, while it has the focus
     "sample": ("Draw a token", "抽一个词元"),
     "temperature(1)": ("Temperature", "温度"),
 }
+TURN_FORWARD = ("Forward", "正向计算")  # ctrl+r's label while the pass is shown backwards
 Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it
 LensReading = tuple[Trace, int, list[LensRow]]  # a logit lens read in the worker: for which trace and token
 GENERATE_PAUSE = 0.1  # seconds between the tokens of a run: each is drawn on screen, and keys get in between
@@ -160,6 +161,7 @@ class MainScreen(Screen[None]):
         self._drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
         self._drawn: tuple[object, ...] = ()
         self._topbar: Content | None = None
+        self._footer_backward = False  # the direction ctrl+r's footer label was written for
         self._requested: tuple[str, GPT, bool] | None = None  # the pass on its way: (prompt, model, with gradients)
         # a small window shows the lesson first (a new learner's, or where a returning learner left it): see on_resize
         self.start_on_lesson = False
@@ -254,9 +256,11 @@ class MainScreen(Screen[None]):
         return {panel: t(panel, self.lang) for panel in PANELS[1:]}  # "tokens" is always in view, not a tab
 
     def localize_footer(self) -> None:
-        """The footer's labels in the learner's language (again after F5)."""
-        localize_bindings(self, FOOTER, self.lang)
-        localize_bindings(self.query_one(LessonView), FOOTER, self.lang)
+        """The footer's labels in the learner's language (again after F5), ctrl+r's naming where it takes them."""
+        words = FOOTER | ({"turn": TURN_FORWARD} if self.place.backward else {})
+        localize_bindings(self, words, self.lang)
+        localize_bindings(self.query_one(LessonView), words, self.lang)
+        self._footer_backward = self.place.backward
         self.refresh_bindings()
 
     def on_mount(self) -> None:
@@ -542,6 +546,8 @@ class MainScreen(Screen[None]):
         self.update_topbar()
         self.query_one(TokenStrip).show(view)
         self.query_one(StepBar).show(view.trace.steps, view.step_index, view.backward)
+        if view.backward != self._footer_backward:
+            self.localize_footer()
         self.query_one(StepInfo).show(view)
         if self.has_class("-too-small"):
             return True
