@@ -65,3 +65,25 @@ async def test_question_mark_opens_the_help_too_and_it_closes_with_q(store) -> N
         await pilot.press("q")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_slash_does_what_help_says(store) -> None:
+    """Help said "/ back to the prompt", and in the prompt / typed a slash: it says where / does which now."""
+    from textual.widgets import Input
+
+    from tutor.widgets.lesson_view import LessonView
+
+    [(_, said, _zh)] = [row for row in KEYS if row[0] == "/"]
+    assert "from the lesson or a panel" in said and "types /" in said
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        prompt = app.main.query_one("#prompt", Input)
+        before = prompt.value
+        app.main.query_one(LessonView).focus()
+        await pilot.press("slash")
+        await settle(pilot)
+        assert app.focused is prompt and prompt.value == before  # back to the prompt, nothing typed
+        await pilot.press("slash")
+        await settle(pilot)
+        assert prompt.value == before + "/"

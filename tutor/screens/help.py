@@ -58,7 +58,11 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
         "窗口小时在课程与面板间切换；宽窗口时隐藏课程",
     ),
     ("F5", "中文 / English", "中文 / English"),
-    ("/", "back to the prompt", "回到提示词输入框"),
+    (
+        "/",
+        "from the lesson or a panel: back to the prompt (in the prompt it types /)",
+        "在课文或面板里：回到提示词输入框（在输入框里就是输入 /）",
+    ),
     ("tab / shift+tab", "move the focus", "切换焦点"),
     ("ctrl+p", "command palette: lessons, models, steps, practice", "命令面板：课程、模型、步骤、练习"),
     ("F1 / ?", "this help", "本帮助"),
