@@ -30,7 +30,8 @@ def test_trace_json_schema_and_numbers(tmp_path: Path) -> None:
     assert [s["name"] for s in doc["steps"]] == [s.name for s in gpt.steps]
     for entry, step in zip(doc["steps"], gpt.steps, strict=True):
         assert {"index", "name", "kind", "hook", "in", "out"} <= set(entry)
-        assert entry["index"] == step.index and entry["kind"] == step.kind and entry["hook"] == step.out_hook
+        assert entry["index"] == step.index and entry["number"] == step.index + 1  # the app counts from 1
+        assert entry["kind"] == step.kind and entry["hook"] == step.out_hook
         for side, hook in (("in", step.in_hook), ("out", step.out_hook)):
             x = trace[hook].astype(np.float64)
             assert entry[side]["mean"] == pytest.approx(x.mean(-1).tolist(), abs=1e-6)
@@ -106,8 +107,8 @@ def test_trace_at_80_columns_keeps_each_step_name_on_one_line(capsys, monkeypatc
     assert code == 0
     lines = [line.rstrip() for line in out.splitlines()]
     assert max(cell_len(line) for line in lines) <= 80
-    for step in model.load(name).steps:  # a line of its own, whole
-        assert f"{step.index} {step_label(step, lang)}" in lines, step_label(step, lang)
+    for step in model.load(name).steps:  # a line of its own, whole, numbered from 1 as the app's "Step 1/27"
+        assert f"{step.index + 1} {step_label(step, lang)}" in lines, step_label(step, lang)
     rows = [line for line in lines if line.startswith("  0 猫")]
     assert len(rows) == len(model.load(name).steps)  # one row per step and token, the numbers beside it
     assert all(len(row.split()) == 2 + 6 for row in rows)

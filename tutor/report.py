@@ -36,7 +36,8 @@ def trace_report(gpt: GPT, trace: Trace, top_k: int = 5) -> dict[str, Any]:
         ],
         "steps": [
             {
-                "index": step.index,
+                "index": step.index,  # from 0, as `trace.steps[index]`
+                "number": step.index + 1,  # from 1, as the app's "Step 1/27" and the table count
                 "name": step.name,
                 "kind": step.kind,
                 "hook": step.out_hook,
@@ -82,7 +83,8 @@ def render_report(report: dict[str, Any], trace: Trace, lang: str = "en", notes:
         for stat in ("μ", "σ", "‖x‖"):
             table.add_column(f"{word[side]} {stat}", justify="right", no_wrap=True)
     for step, data in zip(trace.steps, report["steps"], strict=True):
-        table.add_row(Text(f"{step.index} {step_label(step, lang)}", style="bold"))
+        # numbered from 1 as the app's step bar counts ("Step 1/27"); the JSON's "index" is trace.steps' own
+        table.add_row(Text(f"{step.index + 1} {step_label(step, lang)}", style="bold"))
         for position, piece in enumerate(trace.pieces):
             table.add_row(
                 f"  {position} {visible(piece)}",
