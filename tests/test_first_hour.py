@@ -4,13 +4,16 @@ erase, and a long prompt's selected token kept in view."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from helpers import make_app, screen_text, settle
+from textual.widgets import Input
 
 from tutor.lessons.links import parse_link
 from tutor.lessons.parse import load_lessons
+from tutor.panels.token_strip import TokenStrip
 from tutor.paths import content_dir
 from tutor.progress import Progress
 from tutor.widgets.lesson_view import LessonView
@@ -313,3 +316,21 @@ async def test_a_long_paste_keeps_the_selected_token_in_the_strip_and_the_attent
         assert "▸23 的" in screen_text(app, "#tokens")
         rows = screen_text(app, "#attention").splitlines()
         assert any(line.startswith("23 的") for line in rows), rows
+
+
+@pytest.mark.parametrize("size", [(60, 16), (80, 24), (120, 40)])
+async def test_the_token_strip_never_breaks_a_token_across_lines(store, size: tuple[int, int]) -> None:
+    """At 60×16, 猫追狗的一只 ×3 + 猫 drew "5 只" at a line's end and "·408" at the next one's start."""
+    app = make_app(store)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.main.query_one("#prompt", Input).value = "猫追狗的一只猫追狗的一只猫追狗的一只猫"
+        await settle(pilot)
+        if not app.main.query_one(TokenStrip).region.height:
+            await pilot.press("f3")  # a small window started on the lesson: the panels
+            await settle(pilot)
+        shown = screen_text(app, "TokenStrip").split("\n")
+        chip = r"[▸ ]?\d+ \S+·\d+"
+        assert shown and all(re.fullmatch(rf"\s*(?:{chip}\s*)+", line) for line in shown if line.strip()), shown
+        seen = [int(n) for n in re.findall(r"(\d+) \S+·\d+", "\n".join(shown))]
+        assert seen == list(range(seen[0], seen[0] + len(seen)))  # consecutive tokens, none lost at a line's end

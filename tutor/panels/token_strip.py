@@ -42,12 +42,12 @@ class TokenStrip(LiveStatic):
             here = next(i for i, line in enumerate(lines) if any(c.plain.startswith("▸") for c in line))
             first = max(0, min(here - lines_left // 2, len(lines) - lines_left))
             lines = lines[first : first + lines_left]
+        if chips:
+            # the lines as wrap_chips made them: left to Rich's word wrap, a chip broke at its inner spaces
+            # ("5 只" on one line, "·408" on the next, at 60 columns)
             text.no_wrap = True
             text.append_text(Text("\n").join(Text("").join(line) for line in lines))
-        else:
-            for chip in chips:
-                text.append_text(chip)
-        height = len(text.wrap(self.app.console, max(1, width), overflow="fold")) if width > 0 else 1
+        height = (MAX_LINES - lines_left) + (len(lines) if chips else 1)
         self.show_content(text, min(height, MAX_LINES))  # a new token rarely adds a line: no re-layout then
 
 
