@@ -92,3 +92,26 @@ async def test_compare_at_80_by_24_and_in_chinese(store) -> None:
         await pilot.press("ctrl+u")
         await settle(pilot)
         assert "输入提示词" in screen_text(app)
+
+
+async def test_a_deeper_model_beside_a_shallow_one_shows_all_its_blocks(store) -> None:
+    """tiny (4 blocks) beside deep-postnorm-nowarmup (16): only B0–B3 were shown, "largest difference" was
+    taken over those without saying so, and the picker cut the name at 13 characters."""
+    app = make_app(store)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await settle(pilot)
+        app.main.set_prompt("猫追狗")
+        await settle(pilot)
+        await open_from_practice_menu(pilot, "compare")
+        screen = app.screen
+        screen.query_one("#compare-right").value = "deep-postnorm-nowarmup"
+        await settle(pilot)
+        assert "deep-postnorm-nowarmup" in screen_text(app, "#compare-right")  # the whole name in the picker
+        residual = screen_text(app, "#compare-residual")
+        deep = model.load("deep-postnorm-nowarmup").run("猫追狗")
+        row = screen_line(residual, "B15 mlp")
+        assert row[2] == "—" and f"{np.linalg.norm(deep['blocks.15.hook_resid_post'][2]):.2f}" in row
+        assert screen_line(residual, "B15 mlp")[-1] == "—"  # no ratio where the left has no point
+        summary = " ".join(screen_text(app, "#compare-summary").split())
+        assert "at the 9 points both models have" in summary  # embed + 4 blocks × (attn, mlp)
+        assert "deep-postnorm-nowarmup has 16 blocks, the other 4" in summary

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -72,6 +73,14 @@ WORDS: dict[str, tuple[str, str]] = {
     "largest_ratio": (
         "Largest difference in ‖x‖: {point}, right/left = ×{ratio}.",
         "‖x‖ 差别最大处：{point}，右/左 = ×{ratio}。",
+    ),
+    "largest_ratio_shared": (
+        "Largest difference in ‖x‖ at the {n} points both models have: {point}, right/left = ×{ratio}.",
+        "在两个模型都有的 {n} 处里，‖x‖ 差别最大处：{point}，右/左 = ×{ratio}。",
+    ),
+    "depths": (
+        "{deeper} has {most} blocks, the other {fewest}: the rows from B{fewest} on show {deeper} alone (—).",
+        "{deeper} 有 {most} 个块，另一个只有 {fewest} 个：从 B{fewest} 起的行只有 {deeper}（—）。",
     ),
     "no_norm": ("— no LayerNorm", "— 没有 LayerNorm"),
     "empty": ("Type a prompt to compare the two models.", "输入提示词来比较两个模型。"),
@@ -150,7 +159,6 @@ class CompareScreen(PromptExperimentScreen):
     DEFAULT_CSS = """
     CompareScreen #compare-controls { height: 1; margin: 0 1; }
     CompareScreen #compare-controls Label { padding: 0 1; }
-    CompareScreen #compare-controls Select { width: 16; }
     CompareScreen #compare-prompt { width: 1fr; }
     CompareScreen #compare-token { padding: 0 1; height: auto; }
     CompareScreen #compare-body { height: 1fr; }
@@ -179,13 +187,16 @@ class CompareScreen(PromptExperimentScreen):
             yield Input(self.prompt, placeholder=pick(WORDS, "prompt", self.lang), id="compare-prompt", compact=True)
             for side, key in enumerate(("left", "right")):
                 yield Label(f"{pick(WORDS, key, self.lang)} F{side + 2}")
-                yield Select(
+                picker = Select(
                     [(name, name) for name in self.names],
                     value=self.chosen[side],
                     allow_blank=False,
                     compact=True,
                     id=f"compare-{key}",
                 )
+                # the longest name whole, and its arrow: at 16 cells three models read "deep-postnorm"
+                picker.styles.width = max(cell_len(name) for name in self.names) + 4
+                yield picker
         yield Static(id="compare-token")
         with VerticalScroll(id="compare-body"):
             yield ComparePanel(id="compare-summary")
@@ -279,11 +290,17 @@ class CompareScreen(PromptExperimentScreen):
             for point in residual_points(trace)
         }
 
-    def norm_ratios(self, ready: CompareReady, tokens: tuple[int, int]) -> list[tuple[str, float, float]]:
-        """(label, left ‖x‖, right ‖x‖) for every residual point both models have, in the left's order."""
+    def norm_ratios(self, ready: CompareReady, tokens: tuple[int, int]) -> list[tuple[str, float | None, float | None]]:
+        """(label, left ‖x‖, right ‖x‖) for every residual point either model has, in the deeper one's order;
+        None where a model has no such point (a 4-block model beside a 16-block one: blocks 4–15)."""
         left = self.residual_norms(ready.left_trace, tokens[0])
         right = self.residual_norms(ready.right_trace, tokens[1])
-        return [(label, value, right[hook][1]) for hook, (label, value) in left.items() if hook in right]
+        order = list(right) if len(right) > len(left) else list(left)
+        order += [hook for hook in {**left, **right} if hook not in order]
+        return [
+            ((left.get(hook) or right[hook])[0], *(side[hook][1] if hook in side else None for side in (left, right)))
+            for hook in order
+        ]
 
     def summary_view(self, ready: CompareReady, tokens: tuple[int, int]) -> Group:
         lang = self.lang
@@ -309,15 +326,23 @@ class CompareScreen(PromptExperimentScreen):
                 )
             )
         rows = self.norm_ratios(ready, tokens)
-        if rows:
-            label, a, b = max(rows, key=lambda row: abs(np.log(max(row[2], 1e-30) / max(row[1], 1e-30))))
-            lines.append(Text(pick(WORDS, "largest_ratio", lang, point=label, ratio=ratio_text(a, b))))
+        both = [(label, a, b) for label, a, b in rows if a is not None and b is not None]
+        if both:
+            label, a, b = max(both, key=lambda row: abs(np.log(max(row[2], 1e-30) / max(row[1], 1e-30))))
+            key = "largest_ratio" if len(both) == len(rows) else "largest_ratio_shared"
+            lines.append(Text(pick(WORDS, key, lang, point=label, ratio=ratio_text(a, b), n=len(both))))
+        depths = (ready.left.config.n_layers, ready.right.config.n_layers)
+        if depths[0] != depths[1]:
+            deeper = ready.left.name if depths[0] > depths[1] else ready.right.name
+            lines.append(
+                Text(pick(WORDS, "depths", lang, deeper=deeper, most=max(depths), fewest=min(depths)), style="dim")
+            )
         return Group(*lines)
 
     def residual_view(self, ready: CompareReady, tokens: tuple[int, int]) -> Group:
         lang = self.lang
         rows = self.norm_ratios(ready, tokens)
-        values = [v for _, a, b in rows for v in (a, b)]
+        values = [v for _, a, b in rows for v in (a, b) if v is not None]
         top, low = max(values) or 1.0, max(min(values), 1e-12)
         log = top / low > 100
         title = Text(pick(WORDS, "resid_title", lang), style="bold")
@@ -329,12 +354,16 @@ class CompareScreen(PromptExperimentScreen):
         table.add_column(ready.right.name, no_wrap=True)
         table.add_column(pick(WORDS, "ratio", lang), justify="right", no_wrap=True)
         for label, a, b in rows:
-            far = not (1 / FAR <= (b / a if a else np.inf) <= FAR)
+            if a is None or b is None:  # a point only the deeper model has
+                ratio = Text("—", style="dim")
+            else:
+                far = not (1 / FAR <= (b / a if a else np.inf) <= FAR)
+                ratio = Text("×" + ratio_text(a, b), style="bold" if far else "dim")
             table.add_row(
                 label,
-                self.bar(a, top, low, log, "cyan"),
-                self.bar(b, top, low, log, "magenta"),
-                Text("×" + ratio_text(a, b), style="bold" if far else "dim"),
+                self.bar(a, top, low, log, "cyan") if a is not None else Text("—", style="dim"),
+                self.bar(b, top, low, log, "magenta") if b is not None else Text("—", style="dim"),
+                ratio,
             )
         note = Text(pick(WORDS, "ratio_note", lang, far=f"{FAR:.2f}", near=f"{1 / FAR:.2f}"), style="dim")
         return Group(title, table, note)
