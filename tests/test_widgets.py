@@ -146,3 +146,33 @@ async def test_text_lines_draw_each_lines_own_style_under_its_spans() -> None:
         styles = {segment.text.strip(): segment.style for segment in note if segment.text.strip()}
         assert styles["a"].dim and styles["red"].dim and styles["red"].color == Style.parse("red").color
         assert not any(segment.style.bold or segment.style.dim for segment in plain if segment.text.strip())
+
+
+async def test_lesson_5_s_links_draw_all_four_sums_after_a_scroll(store) -> None:
+    """Lesson 5: "Show the vectors of 猫追狗", "Try 猫猫猫猫", alt+PgDn drew one of the four "sum" rows empty: a
+    line below the legend, drawn blank before the scroll, was kept by y + scroll_y and stood in for a row."""
+    from helpers import make_app, settle
+
+    from tutor.lessons.links import parse_link
+    from tutor.paths import content_dir
+
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await app.open_lesson("sinusoidal")
+        await settle(pilot)
+        for prompt in ("猫追狗", "猫猫猫猫"):
+            await app.main.follow(parse_link(f"tutor:show?prompt={prompt}&step=embed&panel=vectors"))
+            await settle(pilot)
+        await pilot.press("alt+pagedown")
+        await settle(pilot)
+        grid = app.main.query_one("#vectors-grid", HeatmapGrid)
+        width = grid.scrollable_content_region.width
+        for y in range(grid.scrollable_content_region.height):  # each line as drawn = as drawn afresh
+            drawn = "".join(segment.text for segment in grid.render_line(y))
+            fresh = "".join(segment.text for segment in grid._draw_line(y, width, 0, grid.scroll_offset.y))
+            if y != grid.legend_line():
+                assert drawn == fresh, y
+        shown = screen_text(app, "#vectors-grid")
+        sums = shown[shown.index("sum x") :]
+        assert all(f"{pos} 猫 ‖" in sums for pos in range(4)), sums

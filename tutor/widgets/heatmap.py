@@ -153,7 +153,10 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
             return strip
         whole = max(1, self.whole_cells(width))
         first = min(-(-scroll_x // CELL), max(0, len(self.columns) - whole))  # scrolled right to the end: all whole
-        key = (y if y == 0 else y + scroll_y, first, width)
+        # y and the scroll apart, and the legend's line: a line below the legend is drawn blank, and keyed by
+        # y + scroll_y that blank (y 13, unscrolled) stood in for a row after a scroll (y 9, scrolled by 4):
+        # lesson 5's "sum" row drawn empty. The rows themselves are kept by content in _row_lines.
+        key = (y, 0 if y == 0 else scroll_y, first, width, self.legend_line())
         strip = self._lines.get(key)
         if strip is None:
             strip = self._lines[key] = self._draw_line(y, width, first, scroll_y)
