@@ -334,3 +334,30 @@ async def test_the_token_strip_never_breaks_a_token_across_lines(store, size: tu
         assert shown and all(re.fullmatch(rf"\s*(?:{chip}\s*)+", line) for line in shown if line.strip()), shown
         seen = [int(n) for n in re.findall(r"(\d+) \S+·\d+", "\n".join(shown))]
         assert seen == list(range(seen[0], seen[0] + len(seen)))  # consecutive tokens, none lost at a line's end
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_a_lesson_s_model_switch_is_said_without_covering_the_lesson(store, monkeypatch, size) -> None:
+    """At 80×24 the notice "This lesson runs on model nope." covered the lesson's text: a small window lights the
+    model's name in the top bar instead; a wide one keeps the notice."""
+    from textual.widgets import Static
+
+    from tutor.screens import main as main_screen
+
+    monkeypatch.setattr(main_screen, "MODEL_FLASH_SECONDS", 0.2)
+    app = make_app(store, content_dir())
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await app.open_lesson("order")  # lesson 4 runs on nope
+        await settle(pilot)
+        notices = [notice.message for notice in app._notifications]
+        topbar = app.main.query_one("#topbar", Static).visual
+        lit = any("reverse" in str(span.style) for span in getattr(topbar, "spans", []))
+        assert app.main.gpt.name == "nope"
+        if size == (80, 24):
+            assert not any("nope" in notice for notice in notices) and lit, (notices, app.main.classes)
+            await pilot.pause(0.4)
+            topbar = app.main.query_one("#topbar", Static).visual
+            assert not any("reverse" in str(span.style) for span in getattr(topbar, "spans", []))
+        else:
+            assert any("nope" in notice for notice in notices) and not lit

@@ -49,6 +49,7 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "课程只能切换到随附的模型（{known}），不能切换到“{name}”。",
     ),
     "lesson_opens_on": ("This lesson runs on model {name}.", "本课使用模型 {name}。"),
+    "not_shipped": ("model {name} is not shipped yet", "模型 {name} 还没有随软件提供"),
     "lesson_default_model": (
         "This lesson names no model: back to the default, {name}.",
         "本课没有指定模型：换回默认模型 {name}。",
@@ -72,6 +73,7 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "sample": ("Draw a token", "抽一个词元"),
     "temperature(1)": ("Temperature", "温度"),
 }
+MODEL_FLASH_SECONDS = 4.0  # a small window's top bar lights the model a lesson switched to, this long
 TURN_FORWARD = ("Forward", "正向计算")  # ctrl+r's label while the pass is shown backwards
 Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it
 LensReading = tuple[Trace, int, list[LensRow]]  # a logit lens read in the worker: for which trace and token
@@ -162,6 +164,7 @@ class MainScreen(Screen[None]):
         self._drawn: tuple[object, ...] = ()
         self._topbar: Content | None = None
         self._footer_backward = False  # the direction ctrl+r's footer label was written for
+        self._model_flash = False  # the top bar's model name lit: a lesson switched the model (small windows)
         self._requested: tuple[str, GPT, bool] | None = None  # the pass on its way: (prompt, model, with gradients)
         # a small window shows the lesson first (a new learner's, or where a returning learner left it): see on_resize
         self.start_on_lesson = False
@@ -586,14 +589,17 @@ class MainScreen(Screen[None]):
         status = "" if self.gpt.trained else f" ({t('untrained', self.lang)})"
         language = "中文" if self.lang == "zh" else "English"
         topbar = Content.from_markup(  # $variables: a title like "[/b]" is text, not markup
-            "[b]tutor[/b] · $title · $model_word [b]$model[/b]$status · $language",
+            "[b]tutor[/b] · $title · $model_word [b]$model[/b]$status · $language"
+            if not self._model_flash
+            else "[b]tutor[/b] · $title · [reverse]$model_word [b]$model[/b][/reverse]$status · $language",
             title=title,
             model_word=t("model", self.lang),
             model=self.gpt.name,
             status=status,
             language=language,
         )
-        if topbar != self._topbar:  # unchanged: not even a redraw (its bytes would go down the line again)
+        # unchanged: not even a redraw (its bytes would go down the line again); Content compares its text only
+        if self._topbar is None or (topbar.plain, topbar.spans) != (self._topbar.plain, self._topbar.spans):
             self._topbar = topbar
             self.query_one("#topbar", Static).update(topbar, layout=False)  # one row: never a re-layout
 
@@ -803,11 +809,26 @@ class MainScreen(Screen[None]):
         """Switch to the lesson's model if another is loaded, and say so."""
         if lesson.model:
             if lesson.model != self.gpt.name and self.switch_model(lesson.model, from_lesson=True):
-                self.notify(pick(WORDS, "lesson_opens_on", self.lang, name=lesson.model))
+                self.say_model_changed(pick(WORDS, "lesson_opens_on", self.lang, name=lesson.model))
         elif self.gpt.name != self.home_gpt.name:
             home = self.home_gpt
             self.use_model(home, remember=home.name if home.name in MODEL_VARIANTS else None)
-            self.notify(pick(WORDS, "lesson_default_model", self.lang, name=home.name))
+            self.say_model_changed(pick(WORDS, "lesson_default_model", self.lang, name=home.name))
+
+    def say_model_changed(self, words: str) -> None:
+        """A notice in a wide window; in a small one, where a notice covers the lesson's text, the top bar's model
+        name lit for MODEL_FLASH_SECONDS instead (the bar names the model all the time)."""
+        if not self.has_class("-compact"):
+            self.notify(words)
+            return
+        self._model_flash = True
+        self.update_topbar()
+
+        def done() -> None:
+            self._model_flash = False
+            self.update_topbar()
+
+        self.set_timer(MODEL_FLASH_SECONDS, done)
 
     def switch_model(self, name: str, from_lesson: bool = False) -> bool:
         """Load model `name`; a lesson (its front matter or a link) may only name a shipped variant, never a
@@ -821,7 +842,8 @@ class MainScreen(Screen[None]):
             gpt = model.load(name)
         except model.WeightsError as error:
             known = name in MODEL_VARIANTS
-            self.notify(f"model {name} is not shipped yet" if known else str(error), severity="warning")
+            words = pick(WORDS, "not_shipped", self.lang, name=name) if known else str(error)
+            self.notify(words, severity="warning")
             return False
         self.use_model(gpt, remember=name)
         return True
