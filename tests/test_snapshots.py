@@ -38,7 +38,9 @@ STATES = {
     ],
     # the step's own vectors: the MLP opens them (hidden units before and after GELU); the unembedding's rows of W_U
     "mlp-vectors": ["ctrl+u", *"猫追狗", "shift+up", *["down"] * 5],
-    "unembed-vectors": ["ctrl+u", *"猫追狗", "shift+down", *["f6"] * 3],
+    "unembed-vectors": ["ctrl+u", *"猫追狗", "shift+down", *["f6"] * 4],  # next → ∂L/∂x → cosine → overview →
+    # the whole model at a glance (the overview), at the unembedding
+    "overview": ["ctrl+u", *"猫追狗", "shift+down", *["f6"] * 3],
     # the depth lab (F10 → The depth lab): as it opens (the loss curves), and its ‖∂L/∂θ‖ per block
     "depth": ["experiment:depth"],
     "depth-grad": ["experiment:depth", "v", "v", "v"],

@@ -54,6 +54,7 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "grad_reads": ("gets ∂L/∂ {out} → hands ∂L/∂ {into}", "收到 ∂L/∂ {out} → 传给 ∂L/∂ {into}"),
     "gradient": ("∂L/∂x", "梯度"),  # short: at 80 columns every tab fits on the one line
     "similarity": ("Cosine", "相似度"),
+    "overview": ("Overview", "总览"),
     "grad_title": (
         "‖∂L/∂x‖, the loss's gradient on the residual stream, token {token}",
         "损失对残差流的梯度 ‖∂L/∂x‖，词元 {token}",

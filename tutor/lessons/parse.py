@@ -17,7 +17,7 @@ from pathlib import Path
 from tutor.lessons.links import LessonError, links_in, parse_link
 from tutor.paths import content_dir
 
-PANELS = ("tokens", "vectors", "layernorm", "residual", "attention", "next", "gradient", "similarity")
+PANELS = ("tokens", "vectors", "layernorm", "residual", "attention", "next", "gradient", "similarity", "overview")
 EXPERIMENTS = ("compare", "positions", "order", "drift", "layernorm-calc", "training", "depth", "stability")
 MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps them equal)
     "tiny",

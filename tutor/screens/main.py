@@ -25,6 +25,7 @@ from tutor.panels.gradient_panel import GradientPanel
 from tutor.panels.layernorm_panel import LayerNormPane
 from tutor.panels.logit_lens_panel import LensRow, LogitLensPanel, lens_rows
 from tutor.panels.next_token_panel import NextTokenPanel, sampled_text
+from tutor.panels.overview_panel import OverviewPanel
 from tutor.panels.residual_panel import ResidualPanel
 from tutor.panels.similarity_panel import SimilarityPanel
 from tutor.panels.step_info import StepInfo
@@ -81,6 +82,7 @@ GENERATE_PAUSE = 0.1  # seconds between the tokens of a run: each is drawn on sc
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
 WIDE_WIDTH = 170  # from here the residual chart and the next-token guess stay in view beside the tabs
+FOLLOWING_PANELS = ("overview",)  # panels that show every step: a step key keeps them, not the step's own
 PANEL_FOR_KIND = {
     "embed": "vectors",
     "norm": "layernorm",
@@ -235,6 +237,7 @@ class MainScreen(Screen[None]):
                     VerticalScroll(NextTokenPanel(), id="next"),
                     VerticalScroll(GradientPanel(), id="gradient"),
                     SimilarityPanel(id="similarity"),
+                    OverviewPanel(id="overview"),
                     id="panels",
                 )
             with Vertical(id="side"):
@@ -562,6 +565,7 @@ class MainScreen(Screen[None]):
             "next": NextTokenPanel,
             "gradient": GradientPanel,
             "similarity": SimilarityPanel,
+            "overview": OverviewPanel,
         }
         if self.has_class("-compact") and self.has_class("-lesson"):
             pass
@@ -616,8 +620,8 @@ class MainScreen(Screen[None]):
             return
         tabs = self.query_one("#panels", PanelSwitcher)
         step = self.trace.steps[self.step_index]
-        if tabs.display:  # before the panels are drawn: one layout and one frame for the key
-            tabs.active = self.panel_for(step)
+        if tabs.display and tabs.asked not in FOLLOWING_PANELS:  # before the panels are drawn: one layout and
+            tabs.active = self.panel_for(step)  # one frame for the key
         self.refresh_panels()
         self.host.remember(step=step.name)
 
@@ -630,6 +634,10 @@ class MainScreen(Screen[None]):
 
     def action_step(self, delta: int) -> None:
         self.moved(self.place.step_by(delta))
+
+    def action_goto_step(self, index: int) -> None:
+        """A click on a step's box (the overview): to that step."""
+        self.moved(self.place.go(index))
 
     def action_first_step(self) -> None:
         self.moved(self.place.first_step())
