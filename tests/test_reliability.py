@@ -420,7 +420,8 @@ async def test_a_storm_of_resizes(tmp_path: Path) -> None:
 MODAL_KEYS = {"f2": "Tokens and embeddings", "f9": "", "f10": "Experiment", "ctrl+p": "Lesson 1", "f1": "F2"}
 
 
-async def test_every_screen_asks_for_a_larger_window_and_none_crashes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("key", list(MODAL_KEYS))  # one screen a test: ~10 s each, spread over the workers
+async def test_every_screen_asks_for_a_larger_window_and_none_crashes(tmp_path: Path, key: str) -> None:
     """With F2, F9, F10, the palette or F1 open, a window 1–6 columns wide crashed the app (a modal's text laid
     out at width 0: `range() arg 3 must not be zero` in Rich's chop_cells). Each asks for a larger window now,
     and shows itself again as before once the window is large enough."""
@@ -429,21 +430,21 @@ async def test_every_screen_asks_for_a_larger_window_and_none_crashes(tmp_path: 
     app = make_app(ProgressStore(tmp_path / "progress.json"), content_dir())  # the shipped lessons: F2 lists them
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        for key, shown in MODAL_KEYS.items():
-            await pilot.press(key)
-            await settle(pilot)
-            modal = app.screen
-            assert modal is not app.main, key
-            for width, height in [(1, 20), (3, 20), (6, 20), (2, 2), (45, 12)]:
-                await pilot.resize_terminal(width, height)
-                await pilot.pause()
-            assert "Make the window larger" in " ".join(screen_text(app).split()), key  # at 45×12, readable
-            await pilot.resize_terminal(100, 30)
-            await settle(pilot)
-            assert app.screen is modal and "Make the window larger" not in screen_text(app), key
-            assert shown in screen_text(app), key
-            await pilot.press("escape")
-            await settle(pilot)
+        shown = MODAL_KEYS[key]
+        await pilot.press(key)
+        await settle(pilot)
+        modal = app.screen
+        assert modal is not app.main, key
+        for width, height in [(1, 20), (3, 20), (6, 20), (2, 2), (45, 12)]:
+            await pilot.resize_terminal(width, height)
+            await pilot.pause()
+        assert "Make the window larger" in " ".join(screen_text(app).split()), key  # at 45×12, readable
+        await pilot.resize_terminal(100, 30)
+        await settle(pilot)
+        assert app.screen is modal and "Make the window larger" not in screen_text(app), key
+        assert shown in screen_text(app), key
+        await pilot.press("escape")
+        await settle(pilot)
         assert app.screen is app.main and app.return_code is None
 
 
