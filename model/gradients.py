@@ -48,7 +48,8 @@ def backward(gpt: GPT, tokens: np.ndarray, acts: Activations, d_logits: np.ndarr
 
     The order mirrors `GPT.forward`: logits = unembed(LN_final(blocks(embed + positions))).
     """
-    cfg, p, grads = gpt.config, gpt.params, {}
+    cfg, p = gpt.config, gpt.params
+    grads: dict[str, np.ndarray] = {}
     hook("logits", d_logits)
     last = "ln_final.hook_normalized" if cfg.has_final_norm else f"blocks.{cfg.n_layers - 1}.hook_resid_post"
     d_x, d_wte_unembed = unembed_backward(d_logits, acts[last], p["wte"])

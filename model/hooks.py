@@ -45,6 +45,9 @@ class Recording(dict[str, np.ndarray]):
     """
 
     __slots__ = ("prefix", "scopes", "stop")  # set right after creation: no Python __init__ per scope
+    prefix: str
+    stop: Callable[[], bool] | None
+    scopes: list[Recording]
 
     @classmethod
     def start(cls, stop: Callable[[], bool] | None = None) -> Recording:
