@@ -522,7 +522,7 @@ async def test_the_lab_reads_in_both_languages_at_both_sizes(store, small_file, 
             assert "稳定性实验室" in text and "每次都训练成功的学习率" in text and "←→ 学习率" in text
             assert "Every run" not in text and "diverged" not in text
         else:
-            assert "Every run trained" in text and "←→ Rate" in text
+            assert "Learning rates at which every run trained" in text and "←→ Rate" in text
         assert len(plot_rows(app, "#stab-chart")) >= 8, text
         assert screen.compact == (size == (80, 24))
         if screen.compact:  # the table and the chart take turns

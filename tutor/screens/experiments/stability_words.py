@@ -35,7 +35,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "rate_none": ("lr {lr}: no runs on file.", "学习率 {lr}：文件里没有这个学习率的训练。"),
     "end": (".", "。"),
     # the rates at which every run trained, wiring by wiring
-    "trains_intro": ("Every run trained — ", "每次都训练成功的学习率——"),
+    "trains_intro": ("Learning rates at which every run trained — ", "每次都训练成功的学习率——"),
     "trains_some": ("{wiring}: {k} of {n} rates, up to {lr}", "{wiring}：{n} 个里有 {k} 个，最高 {lr}"),
     "trains_none": ("{wiring}: none of {n} rates", "{wiring}：{n} 个里一个也没有"),
     # one cell
@@ -141,7 +141,7 @@ def rate_sentence(cells: Sequence[Cell], lr: float, lang: str) -> str:
 
 def trains_sentence(cells: Sequence[Cell], lang: str) -> str:
     """At how many learning rates every run of a wiring trained (none diverged, none stalled), and the highest:
-    "Every run trained — pre-norm: 6 of 6 rates, up to 0.3; no LayerNorm: 2 of 6 rates, up to 0.003." """
+    "Learning rates at which every run trained — pre-norm: 6 of 6 rates, up to 0.3; no LayerNorm: 2 of 6 …" """
     parts = []
     for norm in WIRINGS:
         own = [c for c in cells if c.norm == norm]
