@@ -79,7 +79,6 @@ def overview_lines(view: View) -> tuple[list[Text], int]:
     lines = [Text(pick(WORDS, "title", lang, model=view.gpt.name, blocks=config.n_layers, wiring=words), style="bold")]
     here = f"{token} {visible_piece(trace.pieces[token])}" if trace.pieces else ""
     lines.append(Text(pick(WORDS, "norms", lang, token=here), style="dim"))
-    current_line = 0
 
     def row(name: str, boxes: list[Step], after: str) -> Text:
         line = Text(f"{name:>{LABEL - 2}} │", style="dim")
@@ -97,19 +96,15 @@ def overview_lines(view: View) -> tuple[list[Text], int]:
     embed_norm = norms.get("blocks.0.hook_resid_pre")
     tokens = pick(WORDS, "tokens", lang, n=len(trace.tokens))
     lines.append(row("", before, f"{tokens} · ‖x‖ {embed_norm:.2f}" if embed_norm is not None else tokens))
-    if any(step.index == current for step in before):
-        current_line = len(lines) - 1
     for block in range(config.n_layers):
         boxes = [step for step in steps if step.block == block]
         mid, post = norms.get(f"blocks.{block}.hook_resid_mid"), norms.get(f"blocks.{block}.hook_resid_post")
         after = " → ".join(f"{value:.2f}" for value in (mid, post) if value is not None)
         lines.append(row(f"B{block}", boxes, f"‖x‖ {after}" if after else ""))
-        if any(step.index == current for step in boxes):
-            current_line = len(lines) - 1
     top = trace.top_k(1, token)[0] if trace.tokens else None
     guess = pick(WORDS, "guess", lang, piece=visible_piece(top[1]), p=top[2]) if top else ""
     lines.append(row("", end, guess))
-    if any(step.index == current for step in end):
-        current_line = len(lines) - 1
     lines.append(Text(pick(WORDS, "how", lang), style="dim"))
+    block = steps[current].block  # the row it is on: after the two heading lines, the start, block by block, the end
+    current_line = 2 + (block + 1 if block is not None else 0 if current < first_block else config.n_layers + 1)
     return lines, current_line

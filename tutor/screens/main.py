@@ -68,7 +68,7 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "move_token(1)": ("Token", "词元"),
     "head(1)": ("Head", "注意力头"),
     "next_panel": ("Panel", "面板"),
-    "turn": ("Backward", "反向传播"),  # where ctrl+r takes the learner: `turn_label` says "Forward" while backward
+    "turn": ("Backward", "反向传播"),  # where ctrl+r takes the learner: TURN_FORWARD while backward
     "scroll_lesson(1)": ("Scroll", "滚动"),  # the lesson, or the panel while the lesson is out of view
     "page_down": ("Scroll", "滚动"),  # the lesson's own, while it has the focus
     "sample": ("Draw a token", "抽一个词元"),
