@@ -361,3 +361,31 @@ async def test_a_lesson_s_model_switch_is_said_without_covering_the_lesson(store
             assert not any("reverse" in str(span.style) for span in getattr(topbar, "spans", []))
         else:
             assert any("nope" in notice for notice in notices) and not lit
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_in_a_small_window_the_lesson_says_what_its_links_and_keys_do_behind_it(store, lang) -> None:
+    """At 80×24 the lesson fills the window: a link that changes a panel says "F3 shows it", a character typed
+    (there is no prompt in view) is said rather than dropped silently, and / brings back the prompt."""
+    from tutor.i18n import t
+
+    app = make_app(store, content_dir(), lang=lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        main = app.main
+        assert main.lesson_only()
+        await main.follow(parse_link("tutor:show?step=blocks.0.ln1&panel=layernorm"))
+        await settle(pilot)
+        notices = [notice.message for notice in app._notifications]
+        assert t("f3_shows_it", lang) in notices, notices
+        app.clear_notifications()
+        await pilot.press("x", "y")
+        notices = [notice.message for notice in app._notifications]
+        assert notices == [t("typing_in_lesson", lang)], notices  # once, not once a character
+        await pilot.press("slash")
+        await settle(pilot)
+        assert not main.lesson_only() and app.focused is main.query_one("#prompt")
+        app.clear_notifications()
+        await main.follow(parse_link("tutor:show?step=blocks.0.attn&panel=attention"))  # in view: nothing to say
+        await pilot.press("z")
+        assert not app._notifications and main.typed_prompt.endswith("z")

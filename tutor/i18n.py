@@ -95,6 +95,11 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "experiment_item": ("Experiment: {title}", "实验：{title}"),
     "exercise_item": ("Exercise: {title}", "编程练习：{title}"),
     "no_quiz": ("Lesson '{id}' has no quick check.", "课程“{id}”没有小测验。"),
+    "f3_shows_it": ("F3 shows the panel this link changed.", "按 F3 查看这个链接改动的面板。"),
+    "typing_in_lesson": (
+        "The lesson fills the window: F3 (or /) brings back the prompt to type in.",
+        "课文占满了窗口：按 F3（或 /）回到提示词，再输入。",
+    ),
     "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
     # the attention panel: every head small, the selected one large (issue 18, part 3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from time import monotonic
 from typing import cast
 
 from textual import on
@@ -9,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.events import Resize
+from textual.events import Key, Resize
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static
@@ -74,6 +75,7 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "sample": ("Draw a token", "抽一个词元"),
     "temperature(1)": ("Temperature", "温度"),
 }
+TYPING_NOTICE_SECONDS = 4.0  # keys typed into a lesson that fills the window: said once in this long
 MODEL_FLASH_SECONDS = 4.0  # a small window's top bar lights the model a lesson switched to, this long
 TURN_FORWARD = ("Forward", "正向计算")  # ctrl+r's label while the pass is shown backwards
 Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it
@@ -166,6 +168,7 @@ class MainScreen(Screen[None]):
         self._drawn: tuple[object, ...] = ()
         self._topbar: Content | None = None
         self._footer_backward = False  # the direction ctrl+r's footer label was written for
+        self._typing_said = -TYPING_NOTICE_SECONDS  # when typing into the lesson was last said (monotonic)
         self._model_flash = False  # the top bar's model name lit: a lesson switched the model (small windows)
         self._requested: tuple[str, GPT, bool] | None = None  # the pass on its way: (prompt, model, with gradients)
         # a small window shows the lesson first (a new learner's, or where a returning learner left it): see on_resize
@@ -692,7 +695,26 @@ class MainScreen(Screen[None]):
         tabs.active = order[(order.index(asked) + 1) % len(order)] if asked in order else order[0]
 
     def action_focus_prompt(self) -> None:
+        """/: to the prompt — from a lesson that fills the window, the panels brought back first."""
+        if self.lesson_only():
+            self.action_toggle_lesson()
         self.query_one("#prompt", Input).focus()
+
+    def on_key(self, event: Key) -> None:
+        """A character typed while the lesson fills the window (no prompt in view): said, not dropped silently."""
+        if not (event.is_printable and self.lesson_only()):
+            return
+        binding = self.app.active_bindings.get(event.key)
+        if binding is not None and binding.enabled:
+            return  # a key of its own (b, ?, /)
+        now = monotonic()
+        if now - self._typing_said >= TYPING_NOTICE_SECONDS:  # once, not once a character
+            self._typing_said = now
+            self.notify(t("typing_in_lesson", self.lang), timeout=TYPING_NOTICE_SECONDS)
+
+    def lesson_only(self) -> bool:
+        """A small window showing the lesson (F3 swaps the panels in)."""
+        return self.has_class("-compact") and self.has_class("-lesson") and not self.has_class("-too-small")
 
     def action_scroll_lesson(self, delta: int) -> None:
         """alt+↓↑: the lesson a page; while the lesson is out of view (a small window's panels, F3), the panel."""
@@ -897,6 +919,8 @@ class MainScreen(Screen[None]):
             else:
                 self.ensure_grads()  # backwards now, or the gradient panel: the pass with its gradients
             self.refresh_panels()
+            if self.lesson_only():  # the panels it changed are behind the lesson
+                self.notify(t("f3_shows_it", self.lang), timeout=3)
         elif link.action == "lesson":
             await self.host.open_lesson(params.get("id"), heading=params.get("heading"))
         elif link.action == "experiment":
