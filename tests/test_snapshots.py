@@ -13,7 +13,7 @@ import pytest
 import model
 from tutor.app import TutorApp
 from tutor.paths import content_dir
-from tutor.progress import ProgressStore
+from tutor.progress import Progress, ProgressStore
 
 # "typed" (ctrl+u, 猫追狗 from the start) is not a state of its own: the first lesson's prompt is 猫追狗, so it drew
 # the start screen again; the states below type it first anyway.
@@ -57,7 +57,10 @@ STATES = {
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 @pytest.mark.parametrize("state", list(STATES))
 def test_snapshot(snap_compare, tmp_path: Path, lang: str, size: tuple[int, int], state: str) -> None:
-    app = TutorApp(model.load("tiny"), lang, store=ProgressStore(tmp_path / "progress.json"), content=content_dir())
+    store = ProgressStore(tmp_path / "progress.json")
+    if state != "start":  # a panel in full: a learner who asked for everything; "start" is a new learner's screen
+        store.save(Progress(last={"everything": True}))
+    app = TutorApp(model.load("tiny"), lang, store=store, content=content_dir())
 
     async def run_before(pilot) -> None:
         await pilot.pause()

@@ -39,6 +39,7 @@ from tutor.patches.collector import IdleCollector
 from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
 from tutor.progress import ProgressStore
+from tutor.reach import reach_of
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MIN_HEIGHT, MIN_WIDTH, MainScreen
 from tutor.step_words import step_label
@@ -90,6 +91,12 @@ class TutorCommands(Provider):
             yield (label, lambda h=href: app.follow_now(h), "F10")
         yield ("反向传播：从损失往回走" if zh else "Backward pass: step back from the loss", screen.action_turn, "^r")
         yield ("中文 / English", app.action_toggle_language, "F5")
+        everything = app.progress.last.get("everything") is True
+        yield (
+            t("everything_off_command" if everything else "everything_on_command", app.lang),
+            app.action_show_everything,
+            "",
+        )
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._commands():
@@ -317,6 +324,8 @@ class TutorApp(App[None]):
             self.notify(f"no lesson '{lesson_id}'", severity="warning")
         position = f"{self.lessons.index(lesson) + 1}/{len(self.lessons)}" if lesson else ""
         empty = t("no_lessons", self.lang, path=self.content / self.lang)
+        if lesson:
+            self.reached(lesson)  # before the lesson's panels are drawn
         await self.main.show_lesson(lesson, position, empty)
         last = self.progress.last
         if resume and lesson and last.get("lesson") == lesson.id:
@@ -336,6 +345,24 @@ class TutorApp(App[None]):
             self.notify(f"no heading '{heading}' in this lesson", severity="warning")
         if lesson:
             self.remember(lesson=lesson.id, lang=self.lang)
+
+    def reached(self, lesson: Lesson | None = None) -> None:
+        """The learner's reach (tutor/reach.py) from the lessons opened — the furthest kept for next time — and
+        whether they asked for everything."""
+        order_of = {each.id: n for n, each in enumerate(self.lessons)}
+        furthest = self.progress.last.get("furthest")
+        if lesson is not None and order_of.get(lesson.id, -1) > order_of.get(str(furthest), -1):
+            furthest = lesson.id
+            self.remember(furthest=furthest)
+        opened = [*self.progress.done, str(furthest), *([lesson.id] if lesson else [])]
+        self.main.set_reach(reach_of(order_of, opened, everything=self.progress.last.get("everything") is True))
+
+    def action_show_everything(self) -> None:
+        """Every panel's details and every key at once, or (again) as the lessons reach them; kept for next time."""
+        everything = self.progress.last.get("everything") is not True
+        self.remember(everything=everything)
+        self.reached(self.main.lesson)
+        self.notify(t("everything_on" if everything else "everything_off", self.lang))
 
     def _resume_saved_model(self) -> None:
         """The model the learner last had, unless the command line named one (that one wins)."""

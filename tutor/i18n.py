@@ -95,6 +95,22 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "experiment_item": ("Experiment: {title}", "实验：{title}"),
     "exercise_item": ("Exercise: {title}", "编程练习：{title}"),
     "no_quiz": ("Lesson '{id}' has no quick check.", "课程“{id}”没有小测验。"),
+    "everything_on_command": (
+        "Show everything: every panel's details and every key, before the lessons reach them",
+        "全部显示：不等课程讲到，就显示每个面板的全部细节和所有按键",
+    ),
+    "everything_off_command": (
+        "Show the details as the lessons reach them",
+        "按课程进度显示细节",
+    ),
+    "everything_on": (
+        "Everything shown: every panel's details and every key in the footer.",
+        "已全部显示：每个面板的全部细节，页脚列出所有按键。",
+    ),
+    "everything_off": (
+        "Details now come as the lessons reach them (ctrl+p shows everything again).",
+        "细节改为随课程进度出现（ctrl+p 可再次全部显示）。",
+    ),
     "f3_shows_it": ("F3 shows the panel this link changed.", "按 F3 查看这个链接改动的面板。"),
     "typing_in_lesson": (
         "The lesson fills the window: F3 (or /) brings back the prompt to type in.",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from model import GPT, Step, Trace
 from tutor.lessons.parse import Lesson
+from tutor.reach import EVERYTHING, Reach
 from tutor.sampling import TEMPERATURES, TOP_KS, Sampled, Sampling
 from tutor.view import BACKWARD, FORWARD, View
 
@@ -34,6 +35,7 @@ class Place:
     lesson: Lesson | None = None
     lesson_position: str = ""  # of the lesson shown: "2/9"
     sampling: Sampling = field(default_factory=Sampling)  # temperature, top-k, seed, the last token drawn
+    reach: Reach = EVERYTHING  # what the lessons opened so far have explained (tutor/reach.py)
 
     # -- what is shown ----------------------------------------------------------------------------
 
@@ -52,7 +54,17 @@ class Place:
     def view(self, lang: str) -> View | None:
         if self.trace is None:
             return None
-        return View(self.gpt, self.trace, self.step_index, self.token, self.head, lang, self.direction, self.sampling)
+        return View(
+            self.gpt,
+            self.trace,
+            self.step_index,
+            self.token,
+            self.head,
+            lang,
+            self.direction,
+            self.sampling,
+            self.reach,
+        )
 
     # -- the model and its passes -------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from rich.style import Style
 
 from model import GPT, Step, Trace
 from tutor import i18n
+from tutor.reach import EVERYTHING, Reach
 from tutor.sampling import Sampling
 
 FORWARD, BACKWARD = "forward", "backward"  # the directions the step bar can run in
@@ -28,6 +29,7 @@ class View:
     lang: str
     direction: str = FORWARD  # BACKWARD: the step bar runs from the unembedding back, the panels show ∂L/∂x
     sampling: Sampling = field(default_factory=Sampling)  # the next-token panel's temperature, top-k, seed, last draw
+    reach: Reach = EVERYTHING  # the details the lessons have explained so far (tutor/reach.py)
 
     @property
     def backward(self) -> bool:

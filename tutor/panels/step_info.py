@@ -63,13 +63,17 @@ class StepInfo(LiveStatic):
             no_wrap=True,
             overflow="ellipsis",
         )
-        text.append("\n" + hooks_line(step, lang, self.available_width), style="dim")
+        if view.reach.shows("hooks"):  # the names a trace keeps, from the lesson that names them
+            text.append("\n" + hooks_line(step, lang, self.available_width), style="dim")
         if view.n_tokens:
             before = view.trace[step.in_hook][view.token].astype(np.float64)
             after = view.trace[step.out_hook][view.token].astype(np.float64)
             text.append(f"\n[{view.token}] ")
             text.append(f"‖x‖ {np.linalg.norm(before):.3f} → {np.linalg.norm(after):.3f}", style="bold")
-            text.append(f"   μ {before.mean():+.3f} → {after.mean():+.3f}   σ {before.std():.3f} → {after.std():.3f}")
+            if view.reach.shows("stats"):  # μ and σ, from the LayerNorm lesson on
+                text.append(
+                    f"   μ {before.mean():+.3f} → {after.mean():+.3f}   σ {before.std():.3f} → {after.std():.3f}"
+                )
         self.show_content(text, "four lines")
 
     def show_backward(self, view: View) -> None:

@@ -40,21 +40,27 @@ class VectorsPanel(Vertical):
         yield HeatmapGrid(label_width=18, id="angles-grid")
         yield PositionPictures(id="vectors-pictures")
 
+    _positions_taught = True  # the positions' pictures are shown (tutor/reach.py: from the sinusoidal lesson on)
+
     def on_resize(self) -> None:
-        self.set_class(self.size.height >= PICTURES_MIN_HEIGHT, "-pictures")
+        self.set_class(self._positions_taught and self.size.height >= PICTURES_MIN_HEIGHT, "-pictures")
 
     def show(self, view: View) -> None:
         trace, lang, cfg = view.trace, view.lang, view.gpt.config
         note, grid = self.query_one("#vectors-note", Static), self.query_one("#vectors-grid", HeatmapGrid)
         angle_note, angles_grid = self.query_one("#angles-note", Static), self.query_one("#angles-grid", HeatmapGrid)
         rope = cfg.positional == "rope"
+        if self._positions_taught != view.reach.shows("positions"):
+            self._positions_taught = view.reach.shows("positions")
+            self.on_resize()
         angle_note.display = angles_grid.display = rope and view.n_tokens > 0
         self.set_class(not view.n_tokens, "-empty")  # pictures hidden, not emptied: ctrl+u, then typing, keeps them
         if not view.n_tokens:
             note.update(t("empty_prompt", lang))
             grid.set_rows([], [])
             return
-        self.show_pictures(view)
+        if self._positions_taught:
+            self.show_pictures(view)
 
         def rows_of(title: str, array: np.ndarray) -> list[GridRow]:
             rows = [GridRow(title)]
@@ -68,7 +74,7 @@ class VectorsPanel(Vertical):
             title = "position_vector" if cfg.positional == "sinusoidal" else "learned_vector"
             rows += rows_of(t(title, lang), trace["hook_pos_embed"])
             rows += rows_of(t("sum_vector", lang), trace["blocks.0.hook_resid_pre"])
-            base = f" · base {cfg.pos_base:g}" if cfg.positional == "sinusoidal" else ""
+            base = f" · base {cfg.pos_base:g}" if cfg.positional == "sinusoidal" and self._positions_taught else ""
             note.update(f"d_model = {cfg.d_model}{base}" + self.largest(view, "blocks.0.hook_resid_pre"), layout=False)
             columns = [str(i) for i in range(cfg.d_model)]
         elif rope:

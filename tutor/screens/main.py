@@ -36,6 +36,7 @@ from tutor.panels.token_strip import TokenStrip
 from tutor.panels.vectors_panel import VectorsPanel
 from tutor.patches.footer_labels import localize_bindings
 from tutor.place import Place
+from tutor.reach import Reach
 from tutor.runner import PassRunner, Stop, failure_words
 from tutor.sampling import GENERATE_N, Sampled, appended
 from tutor.view import View
@@ -74,6 +75,7 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "page_down": ("Scroll", "滚动"),  # the lesson's own, while it has the focus
     "sample": ("Draw a token", "抽一个词元"),
     "temperature(1)": ("Temperature", "温度"),
+    "toggle_language": ("中/En", "中/En"),
 }
 TYPING_NOTICE_SECONDS = 4.0  # keys typed into a lesson that fills the window: said once in this long
 MODEL_FLASH_SECONDS = 4.0  # a small window's top bar lights the model a lesson switched to, this long
@@ -267,8 +269,9 @@ class MainScreen(Screen[None]):
     def localize_footer(self) -> None:
         """The footer's labels in the learner's language (again after F5), ctrl+r's naming where it takes them."""
         words = FOOTER | ({"turn": TURN_FORWARD} if self.place.backward else {})
-        localize_bindings(self, words, self.lang)
-        localize_bindings(self.query_one(LessonView), words, self.lang)
+        held = self.place.reach.held_keys  # the keys a later lesson introduces: they work, unlisted until then
+        localize_bindings(self, words, self.lang, held=held)
+        localize_bindings(self.query_one(LessonView), words, self.lang, held=held)
         self._footer_backward = self.place.backward
         self.refresh_bindings()
 
@@ -544,6 +547,7 @@ class MainScreen(Screen[None]):
             view.head,
             view.direction,
             view.sampling,
+            view.reach,
             tabs.active,
             self.size,
             self.classes,
@@ -808,6 +812,14 @@ class MainScreen(Screen[None]):
         self.query_one("#panels", PanelSwitcher).set_labels(self.panel_labels())
         self.localize_footer()
         self.query_one("#prompt", Input).placeholder = t("prompt_placeholder", lang)
+        self.refresh_panels()
+
+    def set_reach(self, reach: Reach) -> None:
+        """How far the lessons have taken the learner: the details and footer keys shown from now on."""
+        if reach == self.place.reach:
+            return
+        self.place.reach = reach
+        self.localize_footer()
         self.refresh_panels()
 
     def update_lesson_header(self) -> None:
