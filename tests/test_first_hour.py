@@ -235,7 +235,7 @@ async def test_f8_marks_a_lesson_done_only_when_read_to_its_end(store, two_lesso
         assert app.progress.done == ["plain"]
         await pilot.press("f7")
         await settle(pilot)
-        assert main.query_one(LessonView).plain_lines[0] == "Lesson 1/2  ✓"
+        assert main.query_one(LessonView).plain_lines[0] == "Lesson 1/2 · 3 min read  ✓"
     saved, _ = store.load()
     assert saved.done == ["plain"]
 
@@ -250,7 +250,7 @@ async def test_the_last_lesson_shows_its_tick_at_once_and_a_passed_quick_check_c
         assert main.lesson.id == "roped"
         await pilot.press("f8")
         await settle(pilot)
-        assert app.progress.done == [] and lesson.plain_lines[0] == "Lesson 2/2"
+        assert app.progress.done == [] and lesson.plain_lines[0] == "Lesson 2/2 · 3 min read"
         app.open_quiz("roped")
         await settle(pilot)
         await pilot.press("b", "n", "escape")  # the right answer, the score, back
@@ -261,7 +261,8 @@ async def test_the_last_lesson_shows_its_tick_at_once_and_a_passed_quick_check_c
         await pilot.press("f8")
         await settle(pilot)
         assert app.progress.done == ["roped"]
-        assert lesson.plain_lines[0] == "Lesson 2/2  ✓" and lesson.scroll_y == top  # at once, where the learner is
+        # at once, where the learner is
+        assert lesson.plain_lines[0] == "Lesson 2/2 · 3 min read  ✓" and lesson.scroll_y == top
 
 
 def test_a_quick_check_is_passed_with_two_thirds_right() -> None:
@@ -344,7 +345,7 @@ async def test_a_lesson_s_model_switch_is_said_without_covering_the_lesson(store
 
     from tutor.screens import main as main_screen
 
-    monkeypatch.setattr(main_screen, "MODEL_FLASH_SECONDS", 0.2)
+    monkeypatch.setattr(main_screen, "MODEL_FLASH_SECONDS", 1.5)  # long enough for a busy machine to look first
     app = make_app(store, content_dir())
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -356,7 +357,7 @@ async def test_a_lesson_s_model_switch_is_said_without_covering_the_lesson(store
         assert app.main.gpt.name == "nope"
         if size == (80, 24):
             assert not any("nope" in notice for notice in notices) and lit, (notices, app.main.classes)
-            await pilot.pause(0.4)
+            await pilot.pause(1.8)
             topbar = app.main.query_one("#topbar", Static).visual
             assert not any("reverse" in str(span.style) for span in getattr(topbar, "spans", []))
         else:

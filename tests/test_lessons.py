@@ -13,6 +13,7 @@ from helpers import run_tutor
 
 from tutor.lessons.check import LANGS, SECTIONS, check_content
 from tutor.lessons.parse import load_lessons, parse_lesson
+from tutor.lessons.reading import reading_minutes
 
 SECTION_BODY = {
     "en": ["Text with a [link](tutor:show?step=embed).", "", "", "", "", "QUIZ", ""],
@@ -343,7 +344,7 @@ def test_parse_lesson_of_a_broken_file_warns_instead_of_raising(tmp_path: Path, 
 def test_lessons_command_lists_and_checks(tmp_path: Path) -> None:
     listed = run_tutor("lessons", "--lang", "zh", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
-    titles = [lesson.title for lesson in load_lessons("zh")]
+    titles = [f"{lesson.title}  · 约 {reading_minutes(lesson)} 分钟" for lesson in load_lessons("zh")]
     assert [line.split(None, 2)[2] for line in listed.stdout.splitlines()] == titles
     assert "Tokens and embeddings" in run_tutor("lessons", "--lang", "en", cwd=tmp_path).stdout
     checked = run_tutor("lessons", "--check", cwd=tmp_path)

@@ -111,6 +111,7 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "Details now come as the lessons reach them (ctrl+p shows everything again).",
         "细节改为随课程进度出现（ctrl+p 可再次全部显示）。",
     ),
+    "reading_time": ("{m} min read", "约 {m} 分钟"),
     "f3_shows_it": ("F3 shows the panel this link changed.", "按 F3 查看这个链接改动的面板。"),
     "typing_in_lesson": (
         "The lesson fills the window: F3 (or /) brings back the prompt to type in.",

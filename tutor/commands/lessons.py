@@ -20,7 +20,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_lessons(lang: str, *, check: bool) -> int:
+    from tutor.i18n import t
     from tutor.lessons.parse import load_lessons
+    from tutor.lessons.reading import reading_minutes
 
     if check:
         return run_check()
@@ -30,7 +32,8 @@ def run_lessons(lang: str, *, check: bool) -> int:
         return 1
     width = max(len(lesson.id) for lesson in lessons)
     for lesson in lessons:
-        print(f"{lesson.order:>2}  {lesson.id:<{width}}  {lesson.title}")
+        minutes = t("reading_time", lang, m=reading_minutes(lesson))
+        print(f"{lesson.order:>2}  {lesson.id:<{width}}  {lesson.title}  · {minutes}")
     return 0
 
 

@@ -10,6 +10,7 @@ from textual.widgets.option_list import Option
 
 from tutor.i18n import t
 from tutor.lessons.parse import Lesson
+from tutor.lessons.reading import reading_minutes
 
 
 class LessonListScreen(ModalScreen[str | None]):
@@ -54,6 +55,7 @@ class LessonListScreen(ModalScreen[str | None]):
             options = [
                 Option(
                     f"{'✓' if lesson.id in self.done else ' '} {n:>2}. {lesson.title}"
+                    + f"  · {t('reading_time', self.lang, m=reading_minutes(lesson))}"
                     + self.quiz_mark(lesson.id)
                     + ("  ⚠" if lesson.warnings else ""),
                     id=lesson.id,

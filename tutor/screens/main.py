@@ -21,6 +21,7 @@ from tutor.host import Host
 from tutor.i18n import pick, t
 from tutor.lessons.links import LessonError, Link, labelled_links, parse_link
 from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
+from tutor.lessons.reading import reading_minutes
 from tutor.panels.attention_panel import AttentionPanel
 from tutor.panels.gradient_panel import GradientPanel
 from tutor.panels.layernorm_panel import LayerNormPane
@@ -790,12 +791,13 @@ class MainScreen(Screen[None]):
         self.update_topbar()
 
     def lesson_header(self) -> str:
-        """The lesson's title line: "Lesson 2/9", with a ✓ once it is done."""
+        """The lesson's title line: "Lesson 2/9 · 4 min read", with a ✓ once it is done."""
         lesson = self.lesson
         if lesson is None:
             return ""
         done = self.host.lesson_is_done(lesson.id)
-        return f"{t('lesson', self.lang)} {self.place.lesson_position}{'  ✓' if done else ''}"
+        minutes = t("reading_time", self.lang, m=reading_minutes(lesson))
+        return f"{t('lesson', self.lang)} {self.place.lesson_position} · {minutes}{'  ✓' if done else ''}"
 
     def goto_heading(self, heading: str) -> bool:
         return self.query_one(LessonView).goto_heading(heading)
