@@ -95,6 +95,16 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "experiment_item": ("Experiment: {title}", "实验：{title}"),
     "exercise_item": ("Exercise: {title}", "编程练习：{title}"),
     "no_quiz": ("Lesson '{id}' has no quick check.", "课程“{id}”没有小测验。"),
+    "answers_line": ("Hints and answers:", "提示与答案："),
+    "answer_item": ("Exercise {n}: hint and answer", "练习 {n}：提示与答案"),
+    "no_answer": ("Lesson '{id}' has no hint for exercise {n}.", "课程“{id}”的练习 {n} 没有提示。"),
+    "answer_title": ("{title} · exercise {n}", "{title} · 练习 {n}"),
+    "answer_hint": ("Hint", "提示"),
+    "answer_heading": ("Answer", "答案"),
+    "answer_hidden": (
+        "Try the exercise with the hint first. Press a to see the answer.",
+        "先借着提示自己做一做，再按 a 看答案。",
+    ),
     "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
     # the attention panel: every head small, the selected one large (issue 18, part 3)
