@@ -42,14 +42,14 @@ def with_exercises(lang: str, block: str = BLOCK_TWO, items: str = "1. First?\n2
 
 def test_the_block_parses_and_shows_as_one_line_of_links(tmp_path: Path) -> None:
     root = write_tree(tmp_path, en=with_exercises("en"), zh=with_exercises("zh"))
-    for lang, words in (("en", "Hints and answers:"), ("zh", "提示与答案：")):
+    for lang, words in (("en", "Hints and answers: "), ("zh", "提示与答案：")):
         lesson = parse_lesson(root / lang / "01-demo.md", lang)
         assert exercises_in(lesson)[0] == 2
         answers = lesson_answers(lesson)
         assert [(a.n, a.hint) for a in answers] == [(1, "Think of HINT-ONE."), (2, "Think of HINT-TWO.")]
         assert answers[1].claims == {"1044 entries": "tiny.vocab_size"}
         shown = display_markdown(lesson)
-        line = f"{words} [1](tutor:answer?id=demo&n=1) · [2](tutor:answer?id=demo&n=2)"
+        line = f"{words}[1](tutor:answer?id=demo&n=1) · [2](tutor:answer?id=demo&n=2)"
         assert line in shown.split("\n")
         assert "HINT" not in shown and "ANSWER" not in shown and "tutor-answers" not in shown
 

@@ -95,7 +95,7 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "experiment_item": ("Experiment: {title}", "实验：{title}"),
     "exercise_item": ("Exercise: {title}", "编程练习：{title}"),
     "no_quiz": ("Lesson '{id}' has no quick check.", "课程“{id}”没有小测验。"),
-    "answers_line": ("Hints and answers:", "提示与答案："),
+    "answers_line": ("Hints and answers: ", "提示与答案："),  # the links follow at once
     "answer_item": ("Exercise {n}: hint and answer", "练习 {n}：提示与答案"),
     "no_answer": ("Lesson '{id}' has no hint for exercise {n}.", "课程“{id}”的练习 {n} 没有提示。"),
     "answer_title": ("{title} · exercise {n}", "{title} · 练习 {n}"),

@@ -67,7 +67,7 @@ def answers_markdown(text: str, lesson: Lesson) -> list[str]:
     except tomllib.TOMLDecodeError as error:
         return [f"> ⚠ answers: {error}"]
     links = " · ".join(f"[{a.n}]({answer_href(lesson.id, a.n)})" for a in parse_answers(text))
-    return [f"{t('answers_line', lesson.lang)} {links}"] if links else []
+    return [t("answers_line", lesson.lang) + links] if links else []
 
 
 def is_answer_link(href: str) -> bool:
