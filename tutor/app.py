@@ -29,6 +29,7 @@ from textual.timer import Timer
 import model
 from model import GPT
 from tutor.i18n import pick, t
+from tutor.lessons.answers import lesson_answers
 from tutor.lessons.links import parse_link
 from tutor.lessons.parse import MODEL_VARIANTS, Lesson, load_lessons
 from tutor.lessons.quiz import lesson_quiz
@@ -480,6 +481,16 @@ class TutorApp(App[None]):
             self.notify(t("no_quiz", self.lang, id=lesson_id), severity="warning")
             return
         self.push_screen(QuizScreen(lesson, questions, self.lang))
+
+    def open_answer(self, lesson_id: str, n: str) -> None:
+        from tutor.screens.answer import AnswerScreen
+
+        lesson = self.lesson_by_id(lesson_id)
+        answer = next((a for a in lesson_answers(lesson) if str(a.n) == n), None) if lesson else None
+        if lesson is None or answer is None:
+            self.notify(t("no_answer", self.lang, id=lesson_id, n=n), severity="warning")
+            return
+        self.push_screen(AnswerScreen(lesson, answer, self.lang))
 
     def action_toggle_language(self) -> None:
         self.lang = "en" if self.lang == "zh" else "zh"

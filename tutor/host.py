@@ -34,6 +34,9 @@ class Host(Protocol):
 
     def open_quiz(self, lesson_id: str) -> None: ...
 
+    def open_answer(self, lesson_id: str, n: str) -> None:
+        """Exercise `n`'s hint, its answer a key away."""
+
     def action_lessons(self) -> None: ...
 
     def action_toggle_language(self) -> None: ...

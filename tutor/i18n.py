@@ -117,6 +117,16 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "The lesson fills the window: F3 (or /) brings back the prompt to type in.",
         "课文占满了窗口：按 F3（或 /）回到提示词，再输入。",
     ),
+    "answers_line": ("Hints and answers: ", "提示与答案："),  # the links follow at once
+    "answer_item": ("Exercise {n}: hint and answer", "练习 {n}：提示与答案"),
+    "no_answer": ("Lesson '{id}' has no hint for exercise {n}.", "课程“{id}”的练习 {n} 没有提示。"),
+    "answer_title": ("{title} · exercise {n}", "{title} · 练习 {n}"),
+    "answer_hint": ("Hint", "提示"),
+    "answer_heading": ("Answer", "答案"),
+    "answer_hidden": (
+        "Try the exercise with the hint first. Press a to see the answer.",
+        "先借着提示自己做一做，再按 a 看答案。",
+    ),
     "no_links": ("This lesson has no links to try.", "本课没有可以执行的链接。"),
     "external_link": ("tutor does not open links outside the lessons: {href}", "tutor 不打开课程以外的链接：{href}"),
     # the attention panel: every head small, the selected one large (issue 18, part 3)

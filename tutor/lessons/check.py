@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from model.train import RECIPES
-from tutor.lessons.claims import check_claims
+from tutor.lessons.answers import KEYS as ANSWER_KEYS
+from tutor.lessons.answers import exercises_in, lesson_answers, raw_answers
+from tutor.lessons.claims import check_claims, claim_problems
 from tutor.lessons.links import (
     DEPTH_LAB_VIEWS,
     LAYERNORM_CALC_VIEWS,
@@ -163,7 +165,58 @@ def check_lesson(lesson: Lesson, siblings: dict[str, Lesson]) -> list[str]:
         elif block.kind == "tutor-claims":
             text = _TUTOR_BLOCK.sub("", lesson.body)
             problems += [f"{lesson.path}:{line + n}: {message}" for n, message in check_claims(block.text, text)]
+    problems += [f"{lesson.path}:{n}: {message}" for n, message in check_answers(lesson)]
     return problems
+
+
+# -- the exercises' hints and answers --------------------------------------------------------------
+
+
+def check_answers(lesson: Lesson) -> list[tuple[int, str]]:
+    """The lesson's `tutor-answers` block against its exercises, as (file line, message): one block, in the
+    Exercises section, valid TOML, an `[[answers]]` entry per exercise, each with a hint and an answer, and each
+    claim of an entry found in its text and recomputed (as `tutor-claims` are)."""
+    count, heading, end = exercises_in(lesson)
+    blocks = [block for block in blocks_in(lesson.body) if block.kind == "tutor-answers"]
+    at = lesson.body_line - 1  # a body line + at = the file line
+    if not blocks:
+        return [(heading + at, f"{count} exercises but no tutor-answers block")] if count else []
+    problems = [(block.line + at, "a second tutor-answers block: the first holds every answer") for block in blocks[1:]]
+    block = blocks[0]
+    fence_line = block.line + at
+    if not heading < block.line < end:
+        problems.append((fence_line, "the tutor-answers block belongs in the Exercises section"))
+    try:
+        entries = raw_answers(block.text)
+    except tomllib.TOMLDecodeError as error:
+        match = re.search(r"line (\d+)", str(error))
+        return [*problems, (fence_line + (int(match.group(1)) if match else 1), f"answers are not valid TOML: {error}")]
+    starts = [fence_line + n for n, row in enumerate(block.text.split("\n"), 1) if row.strip() == "[[answers]]"]
+    if len(entries) != count:
+        problems.append((fence_line, f"{len(entries)} [[answers]] for {count} exercises: one per exercise, in order"))
+    for n, entry in enumerate(entries, 1):
+        line = starts[n - 1] if n <= len(starts) else fence_line
+        problems += [(line, f"answer {n}: {message}") for message in _answer_problems(entry)]
+    return problems
+
+
+def _answer_problems(entry: object) -> Iterator[str]:
+    if not isinstance(entry, dict):
+        yield "must be an [[answers]] table"
+        return
+    for key in ("hint", "answer"):
+        if not isinstance(entry.get(key), str) or not entry[key].strip():
+            yield f"needs a non-empty '{key}'"
+    unknown = set(entry) - set(ANSWER_KEYS)
+    if unknown:
+        yield f"unknown keys {', '.join(sorted(unknown))} (known: {', '.join(ANSWER_KEYS)})"
+    claims = entry.get("claims", {})
+    if not isinstance(claims, dict):
+        yield 'claims must be a table: claims = { "the text as written" = "MODEL.measure" }'
+        return
+    text = f"{entry.get('hint', '')}\n{entry.get('answer', '')}"
+    for written, spec in claims.items():
+        yield from claim_problems(written, spec, text, "the hint or the answer")
 
 
 def _check_emphasis(lesson: Lesson) -> Iterator[str]:
@@ -194,6 +247,9 @@ def claimed_measures(lesson: Lesson) -> list[str]:
             except tomllib.TOMLDecodeError:
                 continue  # reported by check_claims
             measures += [spec.get("measure", "") if isinstance(spec, dict) else str(spec) for spec in claims.values()]
+    for answer in lesson_answers(lesson):  # and what the exercises' answers measure
+        specs = answer.claims.values()
+        measures += [spec.get("measure", "") if isinstance(spec, dict) else str(spec) for spec in specs]
     return measures
 
 
@@ -387,6 +443,12 @@ def _check_links(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[str]:
                 yield f"{where}: no lesson with id '{params.get('id')}' in {lesson.lang}/"
             elif not any(block.kind == "tutor-quiz" for block in blocks_in(target.body)):
                 yield f"{where}: lesson '{target.id}' has no tutor-quiz block"
+        elif link.action == "answer":
+            target = by_id.get(params.get("id", lesson.id))
+            if target is None:
+                yield f"{where}: no lesson with id '{params.get('id')}' in {lesson.lang}/"
+            elif not any(str(a.n) == params.get("n", "1") for a in lesson_answers(target)):
+                yield f"{where}: lesson '{target.id}' has no answer {params.get('n', '1')}"
         elif link.action == "exercise":
             exercises = _exercise_names()
             if params.get("name") not in exercises:

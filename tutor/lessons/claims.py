@@ -422,21 +422,28 @@ def check_claims(text: str, body_without_blocks: str) -> list[tuple[int, str]]:
     problems: list[tuple[int, str]] = []
     for written, spec in claims.items():
         line = next((n for n, row in enumerate(lines, 1) if row.strip().startswith(f'"{written}"')), 0)
-        if isinstance(spec, dict):
-            path, tolerance = spec.get("measure"), spec.get("tolerance")
-        else:
-            path, tolerance = spec, None
-        try:
-            if not isinstance(path, str):
-                raise ClaimError(f'claim {written!r} needs a measure, e.g. "tiny.vocab_size"')
-            claimed, half_unit = written_number(claimed_number(written))
-            actual = measure(path)
-        except ClaimError as error:
-            problems.append((line, str(error)))
-            continue
-        allowed = float(tolerance) if isinstance(tolerance, (int, float)) else half_unit
-        if squashed(written) not in squashed(body_without_blocks):
-            problems.append((line, f"claim {written!r} does not appear in the lesson's text"))
-        if not math.isclose(actual, claimed, rel_tol=0.0, abs_tol=allowed * (1 + 1e-9)):
-            problems.append((line, f"claim {written!r} = {path} is {actual:.6g} on the shipped weights (±{allowed:g})"))
+        problems += [(line, message) for message in claim_problems(written, spec, body_without_blocks)]
+    return problems
+
+
+def claim_problems(written: str, spec: object, text: str, where: str = "the lesson's text") -> list[str]:
+    """One claim's problems: `written` must be in `text` and its number what `spec` (a measure, or a table with
+    `measure` and `tolerance`) recomputes. Also the claims of an exercise's answer (tutor/lessons/answers.py)."""
+    if isinstance(spec, dict):
+        path, tolerance = spec.get("measure"), spec.get("tolerance")
+    else:
+        path, tolerance = spec, None
+    try:
+        if not isinstance(path, str):
+            raise ClaimError(f'claim {written!r} needs a measure, e.g. "tiny.vocab_size"')
+        claimed, half_unit = written_number(claimed_number(written))
+        actual = measure(path)
+    except ClaimError as error:
+        return [str(error)]
+    problems = []
+    allowed = float(tolerance) if isinstance(tolerance, (int, float)) else half_unit
+    if squashed(written) not in squashed(text):
+        problems.append(f"claim {written!r} does not appear in {where}")
+    if not math.isclose(actual, claimed, rel_tol=0.0, abs_tol=allowed * (1 + 1e-9)):
+        problems.append(f"claim {written!r} = {path} is {actual:.6g} on the shipped weights (±{allowed:g})")
     return problems

@@ -1,8 +1,10 @@
-"""A lesson's Markdown as the app shows it: code quoted live from model/, checker blocks hidden (a line break inside
-a paragraph is rendered by tutor/lessons/markdown.py, as a space or, in Chinese, as nothing)."""
+"""A lesson's Markdown as the app shows it: code quoted live from model/, checker blocks hidden, the exercises'
+answers a line of links (a line break inside a paragraph is rendered by tutor/lessons/markdown.py, as a space or,
+in Chinese, as nothing)."""
 
 from __future__ import annotations
 
+from tutor.lessons.answers import answers_markdown
 from tutor.lessons.links import LessonError
 from tutor.lessons.parse import Lesson, blocks_in, resolve_code
 from tutor.lessons.quiz import quiz_markdown
@@ -29,4 +31,6 @@ def display_markdown(lesson: Lesson) -> str:
                 out += [f"> ⚠ {error}"]
         elif block.kind == "tutor-quiz":
             out += quiz_markdown(block.text, lesson.lang)
+        elif block.kind == "tutor-answers":
+            out += answers_markdown(block.text, lesson)
     return "\n".join(out)

@@ -20,6 +20,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "experiment": ("name", "left", "right", "view", "shape", "warmup"),
     "exercise": ("name",),
     "quiz": ("id",),
+    "answer": ("id", "n"),  # exercise n's hint and answer (the lesson's tutor-answers block)
 }
 # what a link may open the depth lab on: its left and right model (shipped variants) and its view
 DEPTH_LAB_VIEWS = ("loss", "stream_norm", "stream_grad", "param_grad", "similarity", "family", "seeds")

@@ -100,6 +100,12 @@ class _LessonMarkdown(Markdown):
         _join_soft_breaks(self.parsed)
 
 
+def short_markdown(text: str) -> Markdown:
+    """A few paragraphs (an exercise's hint or answer) as Rich renders them, with the lesson's line breaks: a
+    line break between two Chinese characters is nothing, as in a lesson."""
+    return _LessonMarkdown(text)
+
+
 class _PlainCodeMarkdown(_LessonMarkdown):
     elements = {**_LessonMarkdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
 

@@ -41,7 +41,7 @@ MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps the
     "tiny-lr1e-1",
     "nonorm-lr1e-1",
 )
-FENCES = ("tutor-code", "tutor-quiz", "tutor-check", "tutor-claims")
+FENCES = ("tutor-code", "tutor-quiz", "tutor-check", "tutor-claims", "tutor-answers")
 FRONT_MATTER_KEYS = {"id": str, "order": int, "title": str, "prompt": str, "steps": list, "panels": list, "model": str}
 REQUIRED_KEYS = ("id", "order", "title", "prompt")
 

@@ -19,6 +19,8 @@ import model
 from model import GPT, Step, Trace
 from tutor.host import Host
 from tutor.i18n import pick, t
+from tutor.lessons.answers import is_answer_link
+from tutor.lessons.display import display_markdown
 from tutor.lessons.links import LessonError, Link, labelled_links, parse_link
 from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
 from tutor.lessons.reading import reading_minutes
@@ -944,6 +946,8 @@ class MainScreen(Screen[None]):
             self.host.open_exercise(params.get("name", ""))
         elif link.action == "quiz":
             self.host.open_quiz(params.get("id") or (self.lesson.id if self.lesson else ""))
+        elif link.action == "answer":
+            self.host.open_answer(params.get("id") or (self.lesson.id if self.lesson else ""), params.get("n", "1"))
 
     def action_lessons(self) -> None:
         self.host.action_lessons()
@@ -958,7 +962,11 @@ class MainScreen(Screen[None]):
         """The lesson's links, to follow from the keyboard."""
         from tutor.screens.links import LinkPickerScreen
 
-        links = labelled_links(self.lesson.body) if self.lesson else []
+        # as shown: the exercises' answers are links there, each named for the list by its exercise
+        links = [
+            (t("answer_item", self.lang, n=href.rpartition("=")[2]) if is_answer_link(href) else label, href)
+            for label, href in (labelled_links(display_markdown(self.lesson)) if self.lesson else [])
+        ]
         if not links:
             self.notify(t("no_links", self.lang))
             return
