@@ -45,7 +45,7 @@ async def test_compare_shows_both_models_numbers_and_follows_model_and_prompt_ch
         assert tiny.top_k(1)[0][1] in screen_line(guesses, "1")[1]
         assert f"{post.top_k(1)[0][2]:.1%}" in screen_line(guesses, "1")
 
-        await pilot.press("f3")  # the right side moves on to the next shipped model
+        await pilot.press("shift+down")  # the right side moves on to the next shipped model
         await settle(pilot)
         names = screen.names
         assert screen.chosen[1] == names[(names.index("postnorm") + 1) % len(names)]

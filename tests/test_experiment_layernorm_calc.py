@@ -128,7 +128,7 @@ async def test_layernorm_calculator_odd_input_is_a_notice(store) -> None:
         await open_experiment(pilot, "layernorm-calc")
         screen = app.screen
         for field, text, notice in ODD_INPUT:
-            await pilot.press("f2")  # every field back to the example: this input is the only odd one
+            await pilot.press("alt+e")  # every field back to the example: this input is the only odd one
             await settle(pilot)
             app.clear_notifications()
             screen.query_one(field).focus()
@@ -143,12 +143,12 @@ async def test_layernorm_calculator_takes_the_models_vector(store) -> None:
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_experiment(pilot, "layernorm-calc")
-        await pilot.press("f3")
+        await pilot.press("alt+m")
         await settle(pilot)
         trace = app.main.gpt.run(app.main.prompt)
         worked = app.screen.worked
         assert np.allclose(worked.y, trace["blocks.0.ln1.hook_normalized"][-1], atol=1e-5)
         assert "differs by at most" in screen_text(app)
-        await pilot.press("f2")
+        await pilot.press("alt+e")
         await settle(pilot)
         assert app.screen.worked.mean == 2.5

@@ -11,7 +11,7 @@ async def test_experiments_speak_chinese_footer_included(store, name: str) -> No
     app = make_app(store, lang="zh")
     async with app.run_test(size=(100, 30)) as pilot:
         await open_experiment(pilot, name)
-        await pilot.press("f2")  # base 10 · the example · (nothing)
+        await pilot.press({"positions": "alt+1", "layernorm-calc": "alt+e", "training": "f"}[name])  # base 10 · …
         await settle(pilot)
         text = screen_text(app)
         assert "返回" in text and "Back" not in text
@@ -30,7 +30,7 @@ async def test_experiments_draw_without_colour(store, monkeypatch, name: str) ->
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.no_color
         await open_experiment(pilot, name)
-        await pilot.press("f" if name == "training" else "f2")  # the 4-block models · base 10 · the example
+        await pilot.press({"positions": "alt+1", "layernorm-calc": "alt+e", "training": "f"}[name])  # base 10 · …
         await settle(pilot)
         text = screen_text(app)
         assert "Esc Back" in text
@@ -38,3 +38,36 @@ async def test_experiments_draw_without_colour(store, monkeypatch, name: str) ->
             plot = "\n".join(line[8:] for line in text.split("\n") if line[7:8] in ("┤", "│"))
             assert "*" in plot and "@" in plot
             assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in plot)
+
+
+def test_f2_and_f3_mean_one_thing_on_every_screen() -> None:
+    """F2 is the lesson list and F3 the lesson (or the panels) on the main screen; no practice screen takes them
+    for something else (they were the left and right model, an example, a base: four meanings on four screens)."""
+    import importlib
+    import pkgutil
+
+    from textual.screen import Screen
+
+    import tutor.screens
+    from tutor.screens.main import MainScreen
+
+    for module in pkgutil.walk_packages(tutor.screens.__path__, "tutor.screens."):
+        importlib.import_module(module.name)  # every screen's class defined: a subclass of Screen now
+
+    def screens(cls: type[Screen]) -> list[type[Screen]]:
+        return [cls, *(each for sub in cls.__subclasses__() for each in screens(sub))]
+
+    meanings: dict[str, set[str]] = {}
+    for cls in screens(Screen):
+        if not cls.__module__.startswith("tutor."):
+            continue
+        for binding in cls.BINDINGS:
+            if isinstance(binding, tuple):
+                continue
+            for key in binding.key.split(","):
+                if key in ("f2", "f3", "f4", "f6"):
+                    meanings.setdefault(key, set()).add(binding.action.split("(")[0])
+    main = {b.key: b.action.split("(")[0] for b in MainScreen.BINDINGS if b.key in ("f2", "f3")}
+    assert len(meanings) >= 2 and "compare" in {cls.__module__.rsplit(".", 1)[-1] for cls in screens(Screen)}
+    # the lesson list closes with F2 too (it is what F2 opened)
+    assert meanings["f2"] <= {main["f2"], "dismiss_none"} and meanings["f3"] == {main["f3"]}, meanings

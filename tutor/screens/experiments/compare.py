@@ -85,8 +85,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "no_norm": ("— no LayerNorm", "— 没有 LayerNorm"),
     "empty": ("Type a prompt to compare the two models.", "输入提示词来比较两个模型。"),
     "same_model": (
-        "Both sides run {name}: pick another model on one side (F2 / F3).",
-        "两边都是 {name}：用 F2 / F3 换一个。",
+        "Both sides run {name}: pick another model on one side (alt+↓ or shift+↓).",
+        "两边都是 {name}：按 alt+↓ 或 shift+↓ 换一个。",
     ),
     "shorter": ("({name} has {n} tokens: its last is shown)", "（{name} 只有 {n} 个词元：显示最后一个）"),
     "log": ("(log bars)", "（对数刻度）"),
@@ -94,8 +94,8 @@ WORDS: dict[str, tuple[str, str]] = {
 KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
     "back": ("Back", "返回"),
     "move_token(1)": ("Token", "词元"),
-    "cycle(0)": ("Left model", "左边模型"),
-    "cycle(1)": ("Right model", "右边模型"),
+    "cycle(0, 1)": ("Left model", "左边模型"),
+    "cycle(1, 1)": ("Right model", "右边模型"),
     "scroll(1)": ("Scroll", "滚动"),
 }
 
@@ -151,8 +151,12 @@ class CompareScreen(PromptExperimentScreen):
     BINDINGS = [
         Binding("alt+right", "move_token(1)", "Token", key_display="alt+←→", priority=True),
         Binding("alt+left", "move_token(-1)", show=False, priority=True),
-        Binding("f2", "cycle(0)", "Left model"),
-        Binding("f3", "cycle(1)", "Right model"),
+        # alt for the left side, shift for the right, as the order lab's first and second token; F2 and F3 keep
+        # their meaning everywhere (the lesson list, the lesson): not taken for models here
+        Binding("alt+down", "cycle(0, 1)", "Left model", key_display="alt+↑↓", priority=True),
+        Binding("alt+up", "cycle(0, -1)", show=False, priority=True),
+        Binding("shift+down", "cycle(1, 1)", "Right model", key_display="shift+↑↓", priority=True),
+        Binding("shift+up", "cycle(1, -1)", show=False, priority=True),
         Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn/PgUp", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),
     ]
@@ -244,10 +248,11 @@ class CompareScreen(PromptExperimentScreen):
         self.token = (self.token % n + delta) % n
         self.show_result()
 
-    def action_cycle(self, side: int) -> None:
-        """F2 / F3: the next model on that side (the Select follows, and its change runs the models)."""
+    def action_cycle(self, side: int, delta: int = 1) -> None:
+        """alt+↑↓ / shift+↑↓: the next (or previous) model on that side (the Select follows, and its change runs
+        the models)."""
         key = ("compare-left", "compare-right")[side]
-        following = self.names[(self.names.index(self.chosen[side]) + 1) % len(self.names)]
+        following = self.names[(self.names.index(self.chosen[side]) + delta) % len(self.names)]
         self.query_one(f"#{key}", Select).value = following
 
     def action_scroll(self, direction: int) -> None:

@@ -32,13 +32,11 @@ PICTURES_MIN_HEIGHT = 32  # a shorter window keeps its rows for the tables (80×
 
 MAX_POSITIONS = 128  # rows shown; GPT-2's 1024 positions would only repeat the story
 TOP_K = 5
-PRESETS = {"f2": 10.0, "f3": 10000.0, "f4": 1e6}
+PRESETS = {"1": 10.0, "4": 10000.0, "6": 1e6}  # alt+n: base 10ⁿ
 
 KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "back": ("Back", "返回"),
-    "preset('f2')": ("Base 10", "基数 10"),
-    "preset('f3')": ("10000", "10000"),
-    "preset('f4')": ("1e6", "1e6"),
+    "preset('1')": ("Base 10, 10⁴, 10⁶", "基数 10、10⁴、10⁶"),
     "next_tab": ("Next table", "下一张表"),
     "screen.scale_base(10)": ("Base ×10", "基数 ×10"),
     "screen.scale_base(0.1)": ("Base ÷10", "基数 ÷10"),
@@ -148,9 +146,11 @@ class BaseInput(Input):
 class PositionsScreen(ExperimentScreen):
     NAME = "positions"
     BINDINGS = [
-        Binding("f2", "preset('f2')", "Base 10"),
-        Binding("f3", "preset('f3')", "10000"),
-        Binding("f4", "preset('f4')", "1e6"),
+        # alt+1, alt+4, alt+6: base 10¹, 10⁴, 10⁶ (F2, F3, F4 keep their meaning everywhere); priority: the
+        # fields would type the digit
+        Binding("alt+1", "preset('1')", "Base 10, 10⁴, 10⁶", key_display="alt+1/4/6", priority=True),
+        Binding("alt+4", "preset('4')", show=False, priority=True),
+        Binding("alt+6", "preset('6')", show=False, priority=True),
         Binding("f6", "next_tab", "Next table"),
     ]
     DEFAULT_CSS = """
