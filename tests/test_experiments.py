@@ -11,7 +11,7 @@ async def test_experiments_speak_chinese_footer_included(store, name: str) -> No
     app = make_app(store, lang="zh")
     async with app.run_test(size=(100, 30)) as pilot:
         await open_experiment(pilot, name)
-        await pilot.press({"positions": "alt+1", "layernorm-calc": "alt+e", "training": "f"}[name])  # base 10 · …
+        await pilot.press({"positions": "alt+b", "layernorm-calc": "alt+e", "training": "f"}[name])  # a base · …
         await settle(pilot)
         text = screen_text(app)
         assert "返回" in text and "Back" not in text
@@ -30,7 +30,7 @@ async def test_experiments_draw_without_colour(store, monkeypatch, name: str) ->
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.no_color
         await open_experiment(pilot, name)
-        await pilot.press({"positions": "alt+1", "layernorm-calc": "alt+e", "training": "f"}[name])  # base 10 · …
+        await pilot.press({"positions": "alt+b", "layernorm-calc": "alt+e", "training": "f"}[name])  # a base · …
         await settle(pilot)
         text = screen_text(app)
         assert "Esc Back" in text

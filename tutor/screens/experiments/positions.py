@@ -32,11 +32,11 @@ PICTURES_MIN_HEIGHT = 32  # a shorter window keeps its rows for the tables (80×
 
 MAX_POSITIONS = 128  # rows shown; GPT-2's 1024 positions would only repeat the story
 TOP_K = 5
-PRESETS = {"1": 10.0, "4": 10000.0, "6": 1e6}  # alt+n: base 10ⁿ
+PRESETS = (10.0, 10000.0, 1e6)  # alt+b steps through them
 
 KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "back": ("Back", "返回"),
-    "preset('1')": ("Base 10, 10⁴, 10⁶", "基数 10、10⁴、10⁶"),
+    "next_preset": ("Base 10 → 10⁴ → 10⁶", "基数 10 → 10⁴ → 10⁶"),
     "next_tab": ("Next table", "下一张表"),
     "screen.scale_base(10)": ("Base ×10", "基数 ×10"),
     "screen.scale_base(0.1)": ("Base ÷10", "基数 ÷10"),
@@ -146,11 +146,9 @@ class BaseInput(Input):
 class PositionsScreen(ExperimentScreen):
     NAME = "positions"
     BINDINGS = [
-        # alt+1, alt+4, alt+6: base 10¹, 10⁴, 10⁶ (F2, F3, F4 keep their meaning everywhere); priority: the
-        # fields would type the digit
-        Binding("alt+1", "preset('1')", "Base 10, 10⁴, 10⁶", key_display="alt+1/4/6", priority=True),
-        Binding("alt+4", "preset('4')", show=False, priority=True),
-        Binding("alt+6", "preset('6')", show=False, priority=True),
+        # alt+b: the next of three bases (F2, F3, F4 keep their meaning everywhere; alt+digits arrive as ¡ ™ £ from
+        # many terminals); priority: the fields would type the letter
+        Binding("alt+b", "next_preset", "Base 10 → 10⁴ → 10⁶", key_display="alt+b", priority=True),
         Binding("f6", "next_tab", "Next table"),
     ]
     DEFAULT_CSS = """
@@ -326,8 +324,9 @@ class PositionsScreen(ExperimentScreen):
             return
         self.set_base(base)
 
-    def action_preset(self, key: str) -> None:
-        self.set_base(PRESETS[key])
+    def action_next_preset(self) -> None:
+        """The first of PRESETS above the base shown (after the largest, the smallest)."""
+        self.set_base(next((base for base in PRESETS if base > self.base), PRESETS[0]))
 
     def action_scale_base(self, factor: float) -> None:
         base = float(f"{self.base * factor:.6g}")  # 10000 ÷ 10 stays 1000, not 999.9999999999999
