@@ -47,7 +47,7 @@ async def test_positions_rerun_the_model_off_training(store) -> None:
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_experiment(pilot, "positions")
-        await pilot.press("alt+b")  # base 1e6, the preset above the trained 10000
+        await pilot.press("alt+p")  # base 1e6, the preset above the trained 10000
         await settle(pilot)
         screen = app.screen
         assert screen.base == 1e6
@@ -62,7 +62,7 @@ async def test_positions_rerun_the_model_off_training(store) -> None:
             assert f"{p_trained:6.1%}".strip() in text
             assert f"{p_changed:6.1%}".strip() in text
         assert trained != changed  # the base matters to this model
-        await pilot.press("alt+b", "alt+b")  # 10, then back to the trained base
+        await pilot.press("alt+p", "alt+p")  # 10, then back to the trained base
         await settle(pilot)
         assert "OFF-TRAINING" not in screen_text(app, "#pos-model")
 
@@ -88,7 +88,7 @@ async def test_positions_for_a_model_without_a_base(store, make_gpt) -> None:
     app = make_app(store, gpt=make_gpt(positional="learned"))
     async with app.run_test(size=(120, 40)) as pilot:
         await open_experiment(pilot, "positions")
-        await pilot.press("alt+b")
+        await pilot.press("alt+p")
         await settle(pilot)
         assert "uses learned positions, not the base" in screen_text(app, "#pos-model")
 
@@ -98,7 +98,7 @@ async def test_positions_with_rope_rotate_by_the_heads_table(store) -> None:
     app = make_app(store, gpt=gpt)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_experiment(pilot, "positions")
-        await pilot.press("alt+b", "alt+b")  # 1e6, then 10
+        await pilot.press("alt+p", "alt+p")  # 1e6, then 10
         await settle(pilot)
         table = grid_values(app.screen.query_one("#pos-table", HeatmapGrid))
         assert np.array_equal(table, sinusoidal_positions(64, gpt.config.d_head, 10.0))  # RoPE's table: d_head wide

@@ -274,18 +274,18 @@ async def test_a_later_token_moves_batchnorms_earlier_rows_on_screen(store, lang
         assert ("0 / 0" in screen_text(app)) and view.described.batch_title.endswith(
             "1 token" if lang == "en" else "1 个词元"
         )
-        await pilot.press("alt+b")  # back to the one-vector calculator, its keys in the footer
+        await pilot.press("alt+v")  # back to the one-vector calculator, its keys in the footer
         await settle(pilot)
         assert app.screen.query_one("#ln-x").has_focus
         footer = screen_text(app).split("\n")[-1]
-        assert "alt+↑↓" not in footer and "alt+b" in footer and "BatchNorm" in footer  # the way back fits at 80 too
+        assert "alt+↑↓" not in footer and "alt+v" in footer and "BatchNorm" in footer  # the way back fits at 80 too
 
 
 async def test_typing_at_the_end_is_a_later_token_too(store) -> None:
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_experiment(pilot, "layernorm-calc")
-        await pilot.press("alt+b")
+        await pilot.press("alt+v")
         await settle(pilot)
         app.screen.query_one("#bn-prompt").value = "猫追狗的"
         await settle(pilot)

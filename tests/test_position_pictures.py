@@ -327,7 +327,7 @@ async def test_explorer_pictures_follow_the_typed_base(store) -> None:
             assert dials[0].caption[1] == f"(p−q)·ω {delta:+.2f}"
             assert dials[0].hands[1].angle == a
         assert table_pictures.value_map.marked == frozenset(range(3))  # the prompt's positions
-        await pilot.press("alt+b", "alt+b")  # 10, then back to the trained base: one curve
+        await pilot.press("alt+p", "alt+p")  # 10, then back to the trained base: one curve
         await settle(pilot)
         assert len(similarity.dots.series) == 1
 

@@ -1,7 +1,7 @@
 """The LayerNorm calculator: type a vector (and γ, β, ε), see every line of LayerNorm worked out.
 
 The numbers are `model.norm.layer_norm`'s own, read from its hooks (μ, √(σ²+ε), x̂, γ·x̂+β), in
-float64 so that the lesson's hand-worked example comes out digit for digit. alt+b turns to a prompt's
+float64 so that the lesson's hand-worked example comes out digit for digit. alt+v turns to a prompt's
 whole [tokens × d_model] matrix, through LayerNorm and BatchNorm side by side (see `norm_axes`).
 """
 
@@ -38,7 +38,7 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "pick_token(1)": ("Token", "词元"),
     "change_token(1)": ("Change it", "换掉它"),
 }
-VIEW_KEY_WORDS: dict[str, tuple[str, str]] = {"toggle_view": ("One vector", "单个向量")}  # alt+b in the BatchNorm view
+VIEW_KEY_WORDS: dict[str, tuple[str, str]] = {"toggle_view": ("One vector", "单个向量")}  # alt+v in the BatchNorm view
 VIEWS = LAYERNORM_CALC_VIEWS  # a link's `view`
 
 WORDS: dict[str, tuple[str, str]] = {
@@ -212,9 +212,9 @@ def norm_sentence(w: Worked, lang: str) -> str:
 class LayerNormCalcScreen(ExperimentScreen):
     NAME = "layernorm-calc"
     BINDINGS = [
-        # alt+letters, as the main screen's alt+n and alt+t (F2, F3, F4 keep their meaning everywhere); priority:
-        # the fields would type the letter
-        Binding("alt+b", "toggle_view", "vs BatchNorm", key_display="alt+b", priority=True),  # first: fits at 80
+        # alt+letters, as the main screen's alt+n and alt+t (F2, F3, F4 keep their meaning everywhere; not alt+b:
+        # a terminal sends ESC b, which Textual reads as ctrl+left); priority: the fields would type the letter
+        Binding("alt+v", "toggle_view", "vs BatchNorm", key_display="alt+v", priority=True),  # first: fits at 80
         Binding("alt+e", "example", "Example [1 2 3 4]", key_display="alt+e", priority=True),
         Binding("alt+m", "from_model", "Model's vector", key_display="alt+m", priority=True),
         Binding("f6", "next_norm(1)", "Norm"),

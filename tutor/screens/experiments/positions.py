@@ -32,7 +32,7 @@ PICTURES_MIN_HEIGHT = 32  # a shorter window keeps its rows for the tables (80×
 
 MAX_POSITIONS = 128  # rows shown; GPT-2's 1024 positions would only repeat the story
 TOP_K = 5
-PRESETS = (10.0, 10000.0, 1e6)  # alt+b steps through them
+PRESETS = (10.0, 10000.0, 1e6)  # alt+p steps through them
 
 KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "back": ("Back", "返回"),
@@ -146,9 +146,9 @@ class BaseInput(Input):
 class PositionsScreen(ExperimentScreen):
     NAME = "positions"
     BINDINGS = [
-        # alt+b: the next of three bases (F2, F3, F4 keep their meaning everywhere; alt+digits arrive as ¡ ™ £ from
-        # many terminals); priority: the fields would type the letter
-        Binding("alt+b", "next_preset", "Base 10 → 10⁴ → 10⁶", key_display="alt+b", priority=True),
+        # alt+p: the next of three preset bases (F2, F3, F4 keep their meaning everywhere; a terminal sends alt+digits
+        # and alt+b as ESC 1 and ESC b, which Textual reads as ¡ and ctrl+left); priority: the fields would type the p
+        Binding("alt+p", "next_preset", "Base 10 → 10⁴ → 10⁶", key_display="alt+p", priority=True),
         Binding("f6", "next_tab", "Next table"),
     ]
     DEFAULT_CSS = """
