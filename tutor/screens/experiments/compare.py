@@ -190,7 +190,7 @@ class CompareScreen(PromptExperimentScreen):
         with Horizontal(id="compare-controls"):
             yield Input(self.prompt, placeholder=pick(WORDS, "prompt", self.lang), id="compare-prompt", compact=True)
             for side, key in enumerate(("left", "right")):
-                yield Label(f"{pick(WORDS, key, self.lang)} F{side + 2}")
+                yield Label(pick(WORDS, key, self.lang))  # its keys are in the footer (alt+↑↓, shift+↑↓)
                 picker = Select(
                     [(name, name) for name in self.names],
                     value=self.chosen[side],
