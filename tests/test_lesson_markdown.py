@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from rich.console import Console
 
 from tutor.lessons.display import display_markdown
@@ -56,3 +57,68 @@ def test_no_chinese_lesson_shows_a_space_a_line_break_made(path: Path) -> None:
     source = display_markdown(parse_lesson(path, "zh"))
     made = [found for found in STRAY_SPACE.findall(rendered_text(source)) if found not in source]  # not written so
     assert made == []
+
+
+def lesson_lines(lang: str, lesson_id: str, width: int) -> tuple[list[str], int]:
+    from tutor.lessons.parse import load_lessons
+
+    lesson = next(each for each in load_lessons(lang, content_dir()) if each.id == lesson_id)
+    rendered = render_markdown(Console(width=300), display_markdown(lesson), width, {}, "ansi_dark", highlight=False)
+    return ["".join(segment.text for segment in line).rstrip() for line in rendered.lines], rendered.width
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("width", [40, 47, 56, 80])
+def test_no_table_is_cut_short_and_prose_keeps_to_the_view(lang: str, width: int) -> None:
+    """At 120×40 the lesson column was 47 cells and Rich cut table cells to fit: `sin(po…`, `2.7…`. A table of
+    numbers or formulas now keeps its width (the view scrolls sideways), a prose table wraps; no "…" that the
+    lesson does not write itself, and every line but a table's within the view."""
+    from tutor.lessons.parse import load_lessons
+
+    for lesson in load_lessons(lang, content_dir()):
+        source = display_markdown(lesson)
+        lines, widest = lesson_lines(lang, lesson.id, width)
+        assert sum(line.count("…") for line in lines) == source.count("…"), (lesson.id, width)
+        in_table: set[int] = set()  # a table: the lines between the blank lines around its rule (───)
+        for rule, line in enumerate(lines):
+            if line.strip() and set(line.strip()) == {"─"}:
+                start, end = rule, rule
+                while start > 0 and lines[start - 1].strip():
+                    start -= 1
+                while end + 1 < len(lines) and lines[end + 1].strip():
+                    end += 1
+                in_table.update(range(start, end + 1))
+        wide = [(y, line) for y, line in enumerate(lines) if cell_len(line) > width and y not in in_table]
+        assert not wide, (lesson.id, width, wide[:3])
+        longest = max(width, *(cell_len(line) for line in lines))
+        assert longest <= widest <= longest + 2  # a table's edge padding at most
+
+
+def test_a_table_of_numbers_keeps_its_rows_whole_and_the_lesson_scrolls_sideways_to_it() -> None:
+    lines, widest = lesson_lines("en", "sinusoidal", 47)
+    assert any("sin 1 ≈ 0.841    cos 1 ≈ 0.540    sin 0.01 ≈ 0.010" in line for line in lines)
+    assert widest > 47
+    lines, _ = lesson_lines("en", "layernorm", 47)
+    assert any(
+        line.split() == ["no", "LayerNorm", "2.935", "2.670", "2.471", "3.199", "diverged", "diverged"]
+        for line in lines
+    )
+    lines, widest = lesson_lines("en", "using-tutor", 47)  # a table of prose wraps to the view instead
+    assert widest == 47 and any("lesson 10; open it" in line for line in lines)
+
+
+async def test_the_lesson_view_scrolls_sideways_to_a_wide_table(store) -> None:
+    from helpers import make_app, settle
+
+    from tutor.widgets.lesson_view import LessonView
+
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await app.open_lesson("sinusoidal")
+        await settle(pilot)
+        view = app.main.query_one(LessonView)
+        assert view.max_scroll_x > 0  # the d = 4 table is wider than the column
+        view.focus()
+        await pilot.press("right", "right")
+        assert view.scroll_x > 0

@@ -13,21 +13,56 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Heading, Markdown
+from rich.markdown import (
+    BlockQuote,
+    CodeBlock,
+    Heading,
+    HorizontalRule,
+    ImageItem,
+    ListElement,
+    Markdown,
+    MarkdownElement,
+    Paragraph,
+    TableElement,
+)
+from rich.measure import Measurement
 from rich.segment import Segment
 from rich.style import Style
 from rich.styled import Styled
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
 
 _HEADING_MARK = "lesson_heading"
 _CODE_MARK = "lesson_code"
+TABLE_ROOM = 240  # cells the lesson is rendered in, for its tables
+WHOLE_TABLE = 104  # a table this wide or narrower keeps its rows whole (numbers, formulas, code): the view scrolls
+_READING_WIDTH: ContextVar[int] = ContextVar("reading_width", default=10_000)  # the view's width (render_markdown)
+
+
+def _in_reading_width(element: type[MarkdownElement]) -> type[MarkdownElement]:
+    """`element` laid out in the view's width. The lesson is rendered TABLE_ROOM wide so that a table keeps its
+    natural width (its numbers and formulas whole, the view scrolling sideways to them: `sin(po…` and `2.7…` were
+    cut to fit); everything else wraps to the view."""
+
+    class InReadingWidth(element):  # type: ignore[valid-type, misc]
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            narrow = options.update_width(min(options.max_width, _READING_WIDTH.get()))
+            for part in super().__rich_console__(console, narrow):  # an element yields Text that the caller
+                if isinstance(part, Segment):  # would lay out in the caller's width: laid out here
+                    yield part
+                else:
+                    yield from console.render(part, narrow)
+
+    InReadingWidth.__name__ = InReadingWidth.__qualname__ = f"InReadingWidth{element.__name__}"
+    return InReadingWidth
 
 
 class _LeftHeading(Heading):
@@ -92,8 +127,53 @@ def _join_soft_breaks(tokens: list[Token]) -> None:
                 child.content = soft_break(_neighbour_text(children, i, -1), _neighbour_text(children, i, 1))
 
 
+def _has_prose(table: TableElement) -> bool:
+    """Whether a body cell reads as a sentence: five words, or eight Chinese characters, outside code spans."""
+    for row in table.body.rows if table.body is not None else []:
+        for cell in row.cells:
+            text = cell.content
+            chars = list(text.plain)
+            for span in text.spans:
+                if "code" in str(span.style):  # `mu = x.sum(…)`: code, however many words
+                    chars[span.start : span.end] = " " * (span.end - span.start)
+            words = "".join(chars)
+            if len(words.split()) >= 5 or sum(_wide(ch) for ch in words) >= 8:
+                return True
+    return False
+
+
+class _LessonTable(TableElement):
+    """A table of numbers, formulas or code (at most WHOLE_TABLE cells wide) at its own width, wider than the view
+    if need be (the view scrolls sideways); a table of prose, or a wider one, wrapped to the view — its words broken
+    where a column is narrower than a word, never cut short with "…" (Rich's default cut `sin(po…` and `2.7…`)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for table in super().__rich_console__(console, options):
+            if not isinstance(table, Table):
+                yield table
+                continue
+            for column in table.columns:
+                column.overflow = "fold"
+            if not _has_prose(self) and Measurement.get(console, options, table).maximum <= WHOLE_TABLE:
+                yield table  # its own width: the lesson is rendered TABLE_ROOM wide
+            else:
+                yield from console.render(table, options.update_width(min(options.max_width, _READING_WIDTH.get())))
+
+
 class _LessonMarkdown(Markdown):
-    elements = {**Markdown.elements, "heading_open": _LeftHeading}
+    elements = {
+        **Markdown.elements,
+        "paragraph_open": _in_reading_width(Paragraph),
+        "heading_open": _in_reading_width(_LeftHeading),
+        "fence": _in_reading_width(CodeBlock),
+        "code_block": _in_reading_width(CodeBlock),
+        "blockquote_open": _in_reading_width(BlockQuote),
+        "hr": _in_reading_width(HorizontalRule),
+        "bullet_list_open": _in_reading_width(ListElement),
+        "ordered_list_open": _in_reading_width(ListElement),
+        "image": _in_reading_width(ImageItem),
+        "table_open": _LessonTable,
+    }
 
     def __init__(self, markup: str, **options: Any) -> None:
         super().__init__(markup, **options)
@@ -107,7 +187,11 @@ def short_markdown(text: str) -> Markdown:
 
 
 class _PlainCodeMarkdown(_LessonMarkdown):
-    elements = {**_LessonMarkdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
+    elements = {
+        **_LessonMarkdown.elements,
+        "fence": _in_reading_width(_PlainCodeBlock),
+        "code_block": _in_reading_width(_PlainCodeBlock),
+    }
 
 
 @dataclass
@@ -116,6 +200,7 @@ class RenderedLesson:
     lines of code blocks rendered without highlighting (`render_markdown(highlight=False)`)."""
 
     lines: list[list[Segment]]
+    width: int = 0  # the widest line's cells: a table may be wider than the view (it scrolls sideways)
     headings: list[tuple[str, int]] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
     plain_code: set[int] = field(default_factory=set)
@@ -133,12 +218,21 @@ def render_markdown(
     """`markdown` wrapped to `width` cells, under `before` (lines such as the title), with `styles`
     (Rich's `markdown.*` names) in place of Rich's defaults. Without `highlight` the code blocks are not
     highlighted (Pygments builds a lexer's ~100 patterns first, ~20 ms) and their lines are in `plain_code`."""
-    options = console.options.update_width(max(1, width))
+    width = max(1, width)
+    options = console.options.update_width(width)
     kind = _LessonMarkdown if highlight else _PlainCodeMarkdown
-    with console.use_theme(Theme(dict(styles), inherit=True)):
-        lines = console.render_lines(Text("\n").join(before), options) if before else []
-        lines += console.render_lines(kind(markdown, code_theme=code_theme, hyperlinks=True), options)
-    return _mark_links_and_headings(lines)
+    reading = _READING_WIDTH.set(width)
+    try:
+        with console.use_theme(Theme(dict(styles), inherit=True)):
+            lines = console.render_lines(Text("\n").join(before), options) if before else []
+            wide = options.update_width(max(width, TABLE_ROOM))
+            lines += console.render_lines(kind(markdown, code_theme=code_theme, hyperlinks=True), wide, pad=False)
+    finally:
+        _READING_WIDTH.reset(reading)
+    widest = max((Segment.get_line_length(line) for line in lines), default=0)
+    rendered = _mark_links_and_headings([Segment.adjust_line_length(line, max(width, widest)) for line in lines])
+    rendered.width = max(width, widest)
+    return rendered
 
 
 def _mark_links_and_headings(lines: list[list[Segment]]) -> RenderedLesson:

@@ -172,7 +172,8 @@ class LessonView(QuietScrollView, can_focus=True):
         )
         self._rendered_width, self._rendered_styles = width, styles
         self._strips.clear()
-        self.virtual_size = Size(width, len(self._rendered.lines))
+        # a table wider than the view keeps its width: the lesson scrolls sideways to it (←→, shift+wheel)
+        self.virtual_size = Size(self._rendered.width, len(self._rendered.lines))
         self.refresh()
 
     def _styles(self) -> dict[str, Style]:
