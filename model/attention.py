@@ -70,11 +70,8 @@ def qkv_heads(
 
     each split into heads: `[pos, head, d_head]`.
     """
-    qkv = x @ w_qkv + b_qkv
-    d = qkv.shape[-1] // 3
-    q = split_heads(qkv[..., :d], n_heads)
-    k = split_heads(qkv[..., d : 2 * d], n_heads)
-    v = split_heads(qkv[..., 2 * d :], n_heads)
+    qkv = split_heads(x @ w_qkv + b_qkv, 3 * n_heads)  # [pos, 3·head, d_head]: q's heads, then k's, then v's
+    q, k, v = qkv[..., :n_heads, :], qkv[..., n_heads : 2 * n_heads, :], qkv[..., 2 * n_heads :, :]
     hook("hook_q", q)
     hook("hook_k", k)
     hook("hook_v", v)
@@ -174,4 +171,6 @@ def multi_head_attention_kv(
     z = attention_cached_mask(q.swapaxes(-3, -2), k.swapaxes(-3, -2), v.swapaxes(-3, -2), causal, hook)
     z = z.swapaxes(-3, -2)
     hook("hook_z", z)
-    return merge_heads(z) @ w_out + b_out, (k, v)
+    out = merge_heads(z) @ w_out
+    out += b_out  # in place: one array less
+    return out, (k, v)
