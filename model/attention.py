@@ -105,11 +105,11 @@ def multi_head_attention(
     """Multi-head causal self-attention:
 
         q, k, v = x W_Q + b_Q,  x W_K + b_K,  x W_V + b_V      split into heads
+        q, k    = rope(q), rope(k)                               with `rope_pe` (RoPE models) only
         zₕ      = attention(qₕ, kₕ, vₕ)                          for every head h
         out     = concat(z₁ … z_H) W_O + b_O
 
     `x` is `[pos, d_model]`, or `[batch, pos, d_model]`: every shape here may have batch axes in front.
-    With `rope_pe` (RoPE models), q and k are turned by position before they meet.
     """
     q, k, v = qkv_heads(x, w_qkv, b_qkv, n_heads, hook)
     if rope_pe is not None:

@@ -152,7 +152,7 @@ class GPT:
         return unembed(x, self._weights["wte"])
 
     def block(self, i: int, x: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook) -> np.ndarray:
-        """One transformer block: attention, then the MLP, each as a `sublayer`."""
+        """One transformer block: attention, then the MLP, each as a `sublayer` (pre-norm: x + F(LN(x)))."""
         hook("hook_resid_pre", x)
         x = self.sublayer(i, "attn", "ln1", lambda h: self.attn(i, h, rope_pe, cache, hook), x, hook)
         hook("hook_resid_mid", x)
