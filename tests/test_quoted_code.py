@@ -138,9 +138,9 @@ def test_multi_head_attention_kv_continues_a_cache_as_one_pass_would() -> None:
 
 
 def test_the_forward_pass_runs_the_formulas_where_they_cost_nothing() -> None:
-    """The forward pass's attention is the formula's: qkv_heads, rotate_qk and softmax are the quoted ones;
-    only the mask and the KV cache take the twin's path."""
+    """The forward pass's attention makes q, k and v and turns them with the quoted `qkv_heads` and `rotate_qk`;
+    only the scores' mask and softmax, and the KV cache, take the twins' path."""
     source = Path(att.__file__).read_text(encoding="utf-8")
     twin = source[source.index("def multi_head_attention_kv") :]
     assert "qkv_heads(" in twin and "rotate_qk(" in twin and "merge_heads(" in twin
-    assert "softmax(" in source[source.index("def attention_cached_mask") :]
+    assert "multi_head_attention_kv(" in Path(model.gpt.__file__).read_text(encoding="utf-8")
