@@ -1,8 +1,9 @@
 """Attention: every token asks (q), every token answers (k), and takes a weighted mix of values (v).
 
 The functions down to `multi_head_attention` are the formulas, as the lessons quote them. Below them,
-`multi_head_attention_kv` is what the forward pass runs: the same numbers, with a KV cache and a causal
-mask made once per size (docs/performance.md says what that saves).
+`multi_head_attention_kv` and `attention_cached_mask` are what the forward pass runs: the same numbers,
+with a KV cache, a causal mask made once per size and fewer arrays (docs/performance.md says what that
+saves; tests/test_quoted_code.py that the numbers are the same).
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ def multi_head_attention_kv(
     hook: Hook = no_hook,
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """`multi_head_attention` as the forward pass runs it, with a KV cache; without `past_kv` it computes
-    the same output and hooks, bit for bit (tests/test_formulas.py).
+    the same output and hooks, bit for bit (tests/test_quoted_code.py).
 
     `past_kv` holds the keys (after RoPE's turn) and values of earlier positions, `[pos, head, d_head]`; the
     new positions' queries meet them and their own, and every position's keys and values are returned.
