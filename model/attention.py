@@ -1,4 +1,10 @@
-"""Attention: every token asks (q), every token answers (k), and takes a weighted mix of values (v)."""
+"""Attention: every token asks (q), every token answers (k), and takes a weighted mix of values (v).
+
+The functions down to `multi_head_attention` are the formulas, as the lessons quote them. Below them,
+`multi_head_attention_kv` and `attention_cached_mask` are what the forward pass runs: the same numbers,
+with a KV cache, a causal mask made once per size and fewer arrays (docs/performance.md says what that
+saves; tests/test_quoted_code.py that the numbers are the same).
+"""
 
 from __future__ import annotations
 
@@ -17,27 +23,15 @@ def softmax(x: np.ndarray) -> np.ndarray:
     Subtracting the max changes nothing mathematically and keeps exp from overflowing.
     """
     e = np.exp(x - x.max(axis=-1, keepdims=True, initial=-np.inf))  # `initial`: an empty prompt has no max
-    e /= e.sum(axis=-1, keepdims=True)  # in place: e is ours, and one array less to allocate
-    return e
+    return e / e.sum(axis=-1, keepdims=True)
 
 
-@functools.lru_cache(maxsize=256)  # the same few sizes on every keystroke; the array is read-only
 def causal_mask(n_q: int, n_k: int) -> np.ndarray:
     """True where query i may look at key j: j ≤ i, counting the last query as the last key.
 
     With a KV cache the queries are the newest n_q of n_k positions, hence the offset.
     """
-    mask = np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)
-    mask.flags.writeable = False
-    return mask
-
-
-@functools.lru_cache(maxsize=256)
-def future_mask(n_q: int, n_k: int) -> np.ndarray:
-    """The causal mask turned round: True where key j lies after query i, the scores set to −∞."""
-    mask = ~causal_mask(n_q, n_k)
-    mask.flags.writeable = False
-    return mask
+    return np.tri(n_q, n_k, k=n_k - n_q, dtype=bool)
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, hook: Hook = no_hook) -> np.ndarray:
@@ -50,8 +44,8 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, 
     `q` is `[head, q_pos, d_head]`, `k` and `v` are `[head, k_pos, d_head]` (after any batch axes).
     """
     scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
-    if causal:  # in place: scores is a new array of ours
-        np.copyto(scores, -np.inf, where=future_mask(q.shape[-2], k.shape[-2]))
+    if causal:
+        scores = np.where(causal_mask(q.shape[-2], k.shape[-2]), scores, -np.inf)
     hook("hook_attn_scores", scores)
     pattern = softmax(scores)
     hook("hook_pattern", pattern)
@@ -68,7 +62,95 @@ def merge_heads(z: np.ndarray) -> np.ndarray:
     return z.reshape(*z.shape[:-2], z.shape[-2] * z.shape[-1])
 
 
+def qkv_heads(
+    x: np.ndarray, w_qkv: np.ndarray, b_qkv: np.ndarray, n_heads: int, hook: Hook = no_hook
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every token's query, key and value, from one [d, 3d] matrix W_qkv = [W_Q | W_K | W_V]:
+
+        q, k, v = x W_Q + b_Q,  x W_K + b_K,  x W_V + b_V
+
+    each split into heads: `[pos, head, d_head]`.
+    """
+    qkv = split_heads(x @ w_qkv + b_qkv, 3 * n_heads)  # [pos, 3·head, d_head]: q's heads, then k's, then v's
+    q, k, v = qkv[..., :n_heads, :], qkv[..., n_heads : 2 * n_heads, :], qkv[..., 2 * n_heads :, :]
+    hook("hook_q", q)
+    hook("hook_k", k)
+    hook("hook_v", v)
+    return q, k, v
+
+
+def rotate_qk(q: np.ndarray, k: np.ndarray, pe: np.ndarray, hook: Hook = no_hook) -> tuple[np.ndarray, np.ndarray]:
+    """RoPE's place in attention: queries and keys turned by their positions' angles, values left alone:
+
+        q' = rope(q),  k' = rope(k)
+
+    so that the score q'ᵢ · k'ⱼ depends on how far apart i and j are, not on where they stand.
+    """
+    q, k = rope(q, pe), rope(k, pe)
+    hook("hook_rot_q", q)
+    hook("hook_rot_k", k)
+    return q, k
+
+
 def multi_head_attention(
+    x: np.ndarray,
+    w_qkv: np.ndarray,
+    b_qkv: np.ndarray,
+    w_out: np.ndarray,
+    b_out: np.ndarray,
+    n_heads: int,
+    causal: bool = True,
+    rope_pe: np.ndarray | None = None,
+    hook: Hook = no_hook,
+) -> np.ndarray:
+    """Multi-head causal self-attention:
+
+        q, k, v = x W_Q + b_Q,  x W_K + b_K,  x W_V + b_V      split into heads
+        q, k    = rope(q), rope(k)                               with `rope_pe` (RoPE models) only
+        zₕ      = attention(qₕ, kₕ, vₕ)                          for every head h
+        out     = concat(z₁ … z_H) W_O + b_O
+
+    `x` is `[pos, d_model]`, or `[batch, pos, d_model]`: every shape here may have batch axes in front.
+    """
+    q, k, v = qkv_heads(x, w_qkv, b_qkv, n_heads, hook)
+    if rope_pe is not None:
+        q, k = rotate_qk(q, k, rope_pe, hook)
+    z = attention(q.swapaxes(-3, -2), k.swapaxes(-3, -2), v.swapaxes(-3, -2), causal, hook)  # [head, pos, d_head]
+    z = z.swapaxes(-3, -2)  # [pos, head, d_head]
+    hook("hook_z", z)
+    return merge_heads(z) @ w_out + b_out
+
+
+# -- how the forward pass runs it -------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)  # the same few sizes on every keystroke
+def future_mask(n_q: int, n_k: int) -> np.ndarray:
+    """`~causal_mask(n_q, n_k)`, read-only and made once per size: True where key j lies after query i."""
+    mask = ~causal_mask(n_q, n_k)
+    mask.flags.writeable = False
+    return mask
+
+
+def attention_cached_mask(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = True, hook: Hook = no_hook
+) -> np.ndarray:
+    """`attention`, bit for bit and hook for hook, with fewer arrays: the mask comes from `future_mask`'s cache
+    and is written into the scores in place, and the scale and the softmax work in place too (building the
+    mask, `np.where` and three more arrays in every block cost ~5% of tiny's pass)."""
+    scores = q @ k.swapaxes(-1, -2)
+    scores /= math.sqrt(q.shape[-1])
+    if causal:
+        np.copyto(scores, -np.inf, where=future_mask(q.shape[-2], k.shape[-2]))
+    hook("hook_attn_scores", scores)
+    pattern = scores - scores.max(axis=-1, keepdims=True, initial=-np.inf)  # softmax, as `softmax` computes it
+    np.exp(pattern, out=pattern)
+    pattern /= pattern.sum(axis=-1, keepdims=True)
+    hook("hook_pattern", pattern)
+    return pattern @ v
+
+
+def multi_head_attention_kv(
     x: np.ndarray,
     w_qkv: np.ndarray,
     b_qkv: np.ndarray,
@@ -80,32 +162,20 @@ def multi_head_attention(
     past_kv: tuple[np.ndarray, np.ndarray] | None = None,
     hook: Hook = no_hook,
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """Multi-head causal self-attention:
+    """`multi_head_attention` as the forward pass runs it, with a KV cache; without `past_kv` it computes
+    the same output and hooks, bit for bit (tests/test_quoted_code.py).
 
-        q, k, v = x W_Q + b_Q,  x W_K + b_K,  x W_V + b_V      (one [d, 3d] matrix, split)
-        zₕ      = attention(qₕ, kₕ, vₕ)                          for every head h
-        out     = concat(z₁ … z_H) W_O + b_O
-
-    `x` is `[pos, d_model]`, or `[batch, pos, d_model]`: every shape here may have batch axes in front.
-    With `rope_pe`, q and k are rotated by position first. `past_kv` holds the keys and
-    values of earlier positions (a KV cache); the new ones are appended and returned.
+    `past_kv` holds the keys (after RoPE's turn) and values of earlier positions, `[pos, head, d_head]`; the
+    new positions' queries meet them and their own, and every position's keys and values are returned.
     """
-    qkv = x @ w_qkv
-    qkv += b_qkv  # in place: one array less
-    qkv = split_heads(qkv, 3 * n_heads)  # [pos, 3·head, d_head]: q's heads, then k's, then v's
-    q, k, v = qkv[..., :n_heads, :], qkv[..., n_heads : 2 * n_heads, :], qkv[..., 2 * n_heads :, :]
-    hook("hook_q", q)
-    hook("hook_k", k)
-    hook("hook_v", v)
+    q, k, v = qkv_heads(x, w_qkv, b_qkv, n_heads, hook)
     if rope_pe is not None:
-        q, k = rope(q, rope_pe), rope(k, rope_pe)
-        hook("hook_rot_q", q)
-        hook("hook_rot_k", k)
-    k, v = k.swapaxes(-3, -2), v.swapaxes(-3, -2)  # [head, pos, d_head]
+        q, k = rotate_qk(q, k, rope_pe, hook)
     if past_kv is not None:
-        k, v = np.concatenate([past_kv[0], k], axis=-2), np.concatenate([past_kv[1], v], axis=-2)
-    z = attention(q.swapaxes(-3, -2), k, v, causal, hook).swapaxes(-3, -2)  # [pos, head, d_head]
+        k, v = np.concatenate([past_kv[0], k], axis=-3), np.concatenate([past_kv[1], v], axis=-3)
+    z = attention_cached_mask(q.swapaxes(-3, -2), k.swapaxes(-3, -2), v.swapaxes(-3, -2), causal, hook)
+    z = z.swapaxes(-3, -2)
     hook("hook_z", z)
     out = merge_heads(z) @ w_out
-    out += b_out
+    out += b_out  # in place: one array less
     return out, (k, v)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from model.attention import multi_head_attention
+from model.attention import multi_head_attention_kv
 from model.backward import position_losses_and_backward
 from model.config import GPTConfig
 from model.embedding import embed, unembed
@@ -36,7 +36,7 @@ class NoTargetError(ValueError):
 
 @dataclass
 class KVCache:
-    """Keys and values of the positions already seen, per block, `[head, pos, d_head]` each."""
+    """Keys (after RoPE's turn) and values of the positions already seen, per block, `[pos, head, d_head]` each."""
 
     kv: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     length: int = 0
@@ -152,39 +152,39 @@ class GPT:
         return unembed(x, self._weights["wte"])
 
     def block(self, i: int, x: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook) -> np.ndarray:
-        """One transformer block: attention, then the MLP, each as a `sublayer`."""
-        p, cfg = self._weights, self.config
-        b = f"blocks.{i}."
-
-        def attend(h: np.ndarray) -> np.ndarray:
-            past = cache.kv.get(i) if cache is not None else None
-            out, kv = multi_head_attention(
-                h,
-                p[b + "attn.w_qkv"],
-                p[b + "attn.b_qkv"],
-                p[b + "attn.w_out"],
-                p[b + "attn.b_out"],
-                cfg.n_heads,
-                cfg.causal,
-                rope_pe,
-                past,
-                scoped(hook, "attn."),
-            )
-            if cache is not None:
-                cache.kv[i] = kv
-            return out
-
-        def feed_forward(h: np.ndarray) -> np.ndarray:
-            return mlp(
-                h, p[b + "mlp.w_in"], p[b + "mlp.b_in"], p[b + "mlp.w_out"], p[b + "mlp.b_out"], scoped(hook, "mlp.")
-            )
-
+        """One transformer block: attention, then the MLP, each as a `sublayer` (pre-norm: x + F(LN(x)))."""
         hook("hook_resid_pre", x)
-        x = self.sublayer(i, "attn", "ln1", attend, x, hook)
+        x = self.sublayer(i, "attn", "ln1", lambda h: self.attn(i, h, rope_pe, cache, hook), x, hook)
         hook("hook_resid_mid", x)
-        x = self.sublayer(i, "mlp", "ln2", feed_forward, x, hook)
+        x = self.sublayer(i, "mlp", "ln2", lambda h: self.mlp(i, h, hook), x, hook)
         hook("hook_resid_post", x)
         return x
+
+    def attn(self, i: int, h: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook) -> np.ndarray:
+        """Block i's `multi_head_attention` on its own weights. Run as `multi_head_attention_kv`: the same
+        numbers, and with a `cache` only the new positions, their keys and values joining the cache's."""
+        p, b = self._weights, f"blocks.{i}.attn."
+        past = cache.kv.get(i) if cache is not None else None
+        out, kv = multi_head_attention_kv(
+            h,
+            p[b + "w_qkv"],
+            p[b + "b_qkv"],
+            p[b + "w_out"],
+            p[b + "b_out"],
+            self.config.n_heads,
+            self.config.causal,
+            rope_pe,
+            past,
+            scoped(hook, "attn."),
+        )
+        if cache is not None:
+            cache.kv[i] = kv
+        return out
+
+    def mlp(self, i: int, h: np.ndarray, hook: Hook) -> np.ndarray:
+        """Block i's `mlp` on its own weights."""
+        p, b = self._weights, f"blocks.{i}.mlp."
+        return mlp(h, p[b + "w_in"], p[b + "b_in"], p[b + "w_out"], p[b + "b_out"], scoped(hook, "mlp."))
 
     def sublayer(
         self, i: int, name: str, ln: str, f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, hook: Hook
@@ -283,7 +283,7 @@ class GPT:
         kv = {}
         for i in range(self.config.n_layers):
             k = trace[f"blocks.{i}.attn.hook_rot_k" if rotated else f"blocks.{i}.attn.hook_k"]
-            kv[i] = (k.swapaxes(0, 1), trace[f"blocks.{i}.attn.hook_v"].swapaxes(0, 1))  # [head, pos, d_head]
+            kv[i] = (k, trace[f"blocks.{i}.attn.hook_v"])
         return KVCache(kv, len(trace.tokens))
 
     def extend(self, trace: Trace, token: int) -> Trace:

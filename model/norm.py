@@ -18,9 +18,6 @@ def layer_norm(
         y  = γ · x̂ + β
 
     x̂ has mean 0 and variance σ²/(σ²+ε) ≈ 1, so ‖x̂‖ ≈ √d. γ and β are learned, one per dimension.
-
-    Each mean is written as the formula reads, a sum over d: what `x.mean(…)` computes, bit for bit,
-    without the Python wrapper that costs more than the sum itself at a few tokens.
     """
     d = x.shape[-1]
     mu = x.sum(axis=-1, keepdims=True) / d

@@ -170,14 +170,14 @@ def test_multi_head_attention(positional: str, causal: bool) -> None:
     x, w_qkv, b_qkv, w_out, b_out, r = rng_arrays(0, (2, 5, 8), (8, 24), (24,), (8, 8), (8,), (2, 5, 8))
     pe = sinusoidal_positions(5, 4, 10.0).astype(np.float64) if positional == "rope" else None
     tape: dict[str, np.ndarray] = {}
-    model.multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe, None, tape.__setitem__)
+    model.multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe, tape.__setitem__)
     q, k = (tape["hook_rot_q"], tape["hook_rot_k"]) if pe is not None else (tape["hook_q"], tape["hook_k"])
     grads = bw.multi_head_attention_backward(
         r, x, q, k, tape["hook_v"], tape["hook_pattern"], tape["hook_z"], w_qkv, w_out, pe
     )
 
     def loss() -> float:
-        return float((model.multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe)[0] * r).sum())
+        return float((model.multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, 2, causal, pe) * r).sum())
 
     for grad, wrt in zip(grads, (x, w_qkv, b_qkv, w_out, b_out), strict=True):
         check(grad, loss, wrt)
@@ -187,9 +187,9 @@ def test_batched_attention_matches_the_models_attention_per_sequence() -> None:
     x, w_qkv, b_qkv, w_out, b_out = (
         a.astype(np.float32) for a in rng_arrays(0, (3, 5, 8), (8, 24), (24,), (8, 8), (8,))
     )
-    batched, _ = model.multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, 2)
+    batched = model.multi_head_attention(x, w_qkv, b_qkv, w_out, b_out, 2)
     for seq, out in zip(x, batched, strict=True):
-        assert np.allclose(model.multi_head_attention(seq, w_qkv, b_qkv, w_out, b_out, 2)[0], out, atol=1e-6)
+        assert np.allclose(model.multi_head_attention(seq, w_qkv, b_qkv, w_out, b_out, 2), out, atol=1e-6)
 
 
 # -- the whole model ----------------------------------------------------------------------

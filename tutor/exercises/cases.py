@@ -114,7 +114,7 @@ def block_parts(gpt: GPT, i: int, rope_pe: np.ndarray | None = None) -> tuple[Ca
 
     def attn(h: np.ndarray) -> np.ndarray:
         w_qkv, b_qkv, w_out, b_out = (p[b + "attn." + n] for n in ("w_qkv", "b_qkv", "w_out", "b_out"))
-        return multi_head_attention(h, w_qkv, b_qkv, w_out, b_out, cfg.n_heads, cfg.causal, rope_pe)[0]
+        return multi_head_attention(h, w_qkv, b_qkv, w_out, b_out, cfg.n_heads, cfg.causal, rope_pe)
 
     def feed_forward(h: np.ndarray) -> np.ndarray:
         return mlp(h, p[b + "mlp.w_in"], p[b + "mlp.b_in"], p[b + "mlp.w_out"], p[b + "mlp.b_out"])
@@ -198,7 +198,10 @@ def swapped_in(name: str, learner: Callable[..., np.ndarray], gpt: GPT) -> Itera
         ) -> np.ndarray:
             return learner(q, k, v)
 
-        with mock.patch.object(ATTENTION_MODULE, "attention", learner_attention):
+        with (  # the formula, and the copy the forward pass runs (`multi_head_attention_kv`)
+            mock.patch.object(ATTENTION_MODULE, "attention", learner_attention),
+            mock.patch.object(ATTENTION_MODULE, "attention_cached_mask", learner_attention),
+        ):
             yield gpt
     elif name == "rope":
         with mock.patch.object(ATTENTION_MODULE, "rope", learner):
