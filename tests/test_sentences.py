@@ -156,3 +156,62 @@ def test_on_every_shipped_model_the_residual_sentence_is_true_to_its_table(shipp
                         assert f"{sizes[2] / sizes[0]:.2f}" in said, (name, prompt, step.name, token, said)
                     kinds.add(sentence.key)
     assert {"residual_larger", "residual_smaller", "residual_same"} <= kinds, kinds
+
+
+# -- attention: where a query puts the most weight ----------------------------------------------------------------
+
+
+def check_attention_most(sentence: Sentence, weights: list[float]) -> None:
+    """The sentence read back against the row as the table shows it (two decimals)."""
+    shown = [round(w, 2) for w in weights]
+    keys, p = sentence.values["keys"], sentence.values["p"]
+    assert p == max(shown) and keys == [k for k, w in enumerate(shown) if w == p]
+    if sentence.key == "attn_most":  # "most weight on key k": above every other key as shown
+        assert len(keys) == 1 and all(w < p for k, w in enumerate(shown) if k != keys[0])
+    else:
+        assert sentence.key == "attn_tied" and len(keys) >= 2
+
+
+rows = st.lists(st.floats(0, 1), min_size=1, max_size=12).map(lambda w: [x / (sum(w) or 1) for x in w])
+
+
+@given(st.one_of(rows, st.integers(1, 8).map(lambda n: [1 / n] * n)))
+@settings(max_examples=400)
+def test_the_attention_sentence_calls_one_key_most_only_when_it_is(weights: list[float]) -> None:
+    from tutor.sentences import attention_most
+
+    check_attention_most(attention_most(weights), weights)
+
+
+def test_a_uniform_row_is_a_tie_not_the_first_key() -> None:
+    from tutor.sentences import attention_most
+
+    assert attention_most([0.25] * 4) == Sentence("attn_tied", {"key": 0, "keys": [0, 1, 2, 3], "p": 0.25})
+    assert attention_most([0.251, 0.249, 0.25, 0.25]).key == "attn_tied"  # 0.25 four times on screen
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_every_shipped_model_the_attention_sentence_is_true_to_its_row(shipped, lang: str) -> None:
+    from tutor.panels.attention_panel import readout
+    from tutor.sentences import attention_most
+
+    kinds = set()
+    for name, gpt in shipped.items():
+        for prompt in PROMPTS[:4]:
+            trace = gpt.run(prompt)
+            for block in range(gpt.config.n_layers):
+                pattern = trace[f"blocks.{block}.attn.hook_pattern"].astype(np.float64)
+                for head in range(gpt.config.n_heads):
+                    for query in range(len(trace.tokens)):
+                        row = pattern[head, query]
+                        seen = [float(w) for w in row[: query + 1]] if gpt.config.causal else [float(w) for w in row]
+                        sentence = attention_most(seen)
+                        check_attention_most(sentence, seen)
+                        kinds.add(sentence.key)
+                        drawn = pattern[head].copy()
+                        if gpt.config.causal:  # the panel's masked cells: NaN, not the 0 softmax gives
+                            drawn[np.triu_indices(len(row), 1)] = np.nan
+                        line = readout(drawn, head, query, trace.pieces, lang).split("\n")[0]
+                        assert f"{sentence.values['p']:.2f}" in line, (name, prompt, line)
+                        assert (sentence.key == "attn_tied") == (("share" in line) or ("并列" in line)), line
+    assert "attn_most" in kinds

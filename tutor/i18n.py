@@ -138,6 +138,10 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "Head {head}, query {q} {piece}: most weight on key {k} {kpiece}, {p:.2f}",
         "头 {head}、查询 {q} {piece}：权重最大的是键 {k} {kpiece}，{p:.2f}",
     ),
+    "attn_tied": (
+        "Head {head}, query {q} {piece}: keys {keys} share the most weight, {p:.2f} each",
+        "头 {head}、查询 {q} {piece}：权重并列最大的键：{keys}，各 {p:.2f}",
+    ),
     "attn_entropy": (
         "entropy {h:.2f} bits ≤ log₂ {n} = {hmax:.2f}: as spread as {eff:.1f} equal keys",
         "熵 {h:.2f} 比特 ≤ log₂ {n} = {hmax:.2f}：分散程度相当于平分给 {eff:.1f} 个键",

@@ -83,3 +83,21 @@ def residual_sum(identity: float, through: float, total: float, cos: float) -> S
     cos_shown, threshold_shown = round(cos, 2), round(threshold, 2)
     values["compared"] = cos_shown > threshold_shown if larger else cos_shown < threshold_shown
     return Sentence("residual_larger" if larger else "residual_smaller", values)
+
+
+def attention_most(weights: Sequence[float], decimals: int = 2) -> Sentence:
+    """Where a query puts the most weight, from its row of the pattern as the table shows it (`weights` over the
+    keys it may see, each shown to `decimals` places).
+
+    - `attn_most`: one key's shown weight is above every other's ("most weight on key {key}, {p}").
+    - `attn_tied`: several keys share the largest shown weight ("keys {keys} share the most weight, {p} each"):
+      calling the first of them "most" would be false to the eye (a uniform row, 0.25 four times).
+    `key` is the first key with the largest shown weight, `keys` every such key, `p` that weight.
+    """
+    if not weights:
+        raise ValueError("a query sees at least itself")
+    shown = [round(float(w), decimals) for w in weights]
+    top = max(shown)
+    keys = [k for k, w in enumerate(shown) if w == top]
+    values: dict[str, Any] = {"key": keys[0], "keys": keys, "p": top}
+    return Sentence("attn_most" if len(keys) == 1 else "attn_tied", values)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tutor.i18n import t
-from tutor.lessons.parse import Lesson, blocks_in
+from tutor.lessons.parse import Lesson, blocks_in, lines_outside_fences
 
 KEYS = ("hint", "answer", "claims")
 EXERCISE_SECTIONS = ("Exercises", "练习")  # the fifth section's heading in each language (check.SECTIONS)
@@ -79,16 +79,8 @@ def exercises_in(lesson: Lesson) -> tuple[int, int, int]:
     section's; 0, 0, 0 if it has none). Numbered items at the left margin, outside fenced blocks: an exercise's
     own lines are indented."""
     lines = lesson.body.split("\n")
-    count, heading, fence = 0, 0, None
-    for number, line in enumerate(lines, 1):
-        stripped = line.strip()
-        if fence is not None:
-            if stripped.startswith(fence):
-                fence = None
-            continue
-        if stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
-            continue
+    count, heading = 0, 0
+    for number, line in lines_outside_fences(lesson.body):
         section = _SECTION.match(line)
         if section:
             if heading:

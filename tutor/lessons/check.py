@@ -36,6 +36,7 @@ from tutor.lessons.parse import (
     Lesson,
     blocks_in,
     front_matter_line,
+    lines_outside_fences,
     parse_lesson,
 )
 from tutor.paths import content_dir
@@ -299,16 +300,7 @@ def _prompt_problems(prompt: str) -> Iterator[str]:
 def headings_in(lesson: Lesson) -> list[Heading]:
     """The Markdown headings of the lesson body, outside fenced blocks, with file lines."""
     headings: list[Heading] = []
-    fence: str | None = None
-    for number, line in enumerate(lesson.body.split("\n"), lesson.body_line):
-        stripped = line.strip()
-        if fence is not None:
-            if stripped.startswith(fence):
-                fence = None
-            continue
-        if stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
-            continue
+    for number, line in lines_outside_fences(lesson.body, lesson.body_line):
         match = _HEADING.match(line)
         if match:
             headings.append(Heading(len(match.group("hashes")), match.group("text"), number))

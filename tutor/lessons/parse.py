@@ -11,6 +11,7 @@ import importlib
 import inspect
 import re
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -205,3 +206,19 @@ def load_lessons(lang: str, root: Path | None = None) -> list[Lesson]:
         return []
     lessons = [parse_lesson(path, lang) for path in sorted(folder.glob("*.md"))]
     return sorted(lessons, key=lambda lesson: (lesson.order, lesson.id))
+
+
+def lines_outside_fences(text: str, first: int = 1) -> Iterator[tuple[int, str]]:
+    """(line number, line) for every line of `text` outside its fenced blocks (``` or ~~~), the fences too left
+    out; numbered from `first`."""
+    fence: str | None = None
+    for number, line in enumerate(text.split("\n"), first):
+        stripped = line.strip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        yield number, line

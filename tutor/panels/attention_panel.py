@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from model import Trace, causal_mask
 from tutor.i18n import t
+from tutor.sentences import attention_most
 from tutor.view import SHADES, View, probability_style, sequential_style, shade_glyph, visible_piece
 from tutor.widgets.heatmap import CELL, GridRow, HeatmapGrid
 from tutor.widgets.mini_maps import MiniMap, MiniMaps
@@ -170,8 +171,22 @@ def attended(pattern: np.ndarray, query: int) -> tuple[int, float, float, int]:
 
 def readout(pattern: np.ndarray, head: int, query: int, pieces: list[str], lang: str) -> str:
     """Two lines: where the query looks most, and how spread its weights are."""
-    key, weight, entropy, n_keys = attended(pattern, query)
-    most = t("attn_most", lang, head=head, q=query, piece=pieces[query], k=key, kpiece=pieces[key], p=weight)
+    _, _, entropy, n_keys = attended(pattern, query)
+    row = pattern[query]
+    sentence = attention_most([float(w) for w in row[np.isfinite(row)]])  # the keys it may see, as the table shows
+    key = sentence.values["key"]
+    keys = (", " if lang == "en" else "、").join(f"{k} {pieces[k]}" for k in sentence.values["keys"])
+    most = t(
+        sentence.key,
+        lang,
+        head=head,
+        q=query,
+        piece=pieces[query],
+        k=key,
+        kpiece=pieces[key],
+        keys=keys,
+        p=sentence.values["p"],
+    )
     spread = t("attn_entropy", lang, h=entropy, n=n_keys, hmax=math.log2(n_keys), eff=2.0**entropy)
     return most + "\n" + spread
 
