@@ -215,3 +215,71 @@ def test_on_every_shipped_model_the_attention_sentence_is_true_to_its_row(shippe
                         assert f"{sentence.values['p']:.2f}" in line, (name, prompt, line)
                         assert (sentence.key == "attn_tied") == (("share" in line) or ("并列" in line)), line
     assert "attn_most" in kinds
+
+
+# -- the order lab: when the last position first changes ----------------------------------------------------------
+
+
+@given(st.lists(st.one_of(st.just(0.0), st.floats(0, 1e-3), st.floats(0, 5)), min_size=1, max_size=20))
+@settings(max_examples=400)
+def test_the_order_sentence_names_the_first_row_that_shows_a_change(changes: list[float]) -> None:
+    from tutor.sentences import first_change
+
+    shown = [f"{value:.3f}" for value in changes]
+    sentence = first_change(changes)
+    if sentence.key == "last_never":
+        assert all(text == "0.000" for text in shown)
+    else:
+        row = sentence.values["row"]
+        assert shown[row] != "0.000" and all(text == "0.000" for text in shown[:row])
+        assert (sentence.key == "last_at_once") == (row == 0)
+        if row:
+            assert sentence.values["before"] == row - 1
+
+
+# -- the LayerNorm calculator: σ² against ε ----------------------------------------------------------------------
+
+
+@given(st.floats(0, 1e-2, allow_subnormal=False), st.sampled_from([1e-5, 1e-6, 1e-3, 2.5e-5, 1e-12]))
+@settings(max_examples=400)
+def test_sigma_squared_is_called_smaller_than_epsilon_only_when_the_numbers_shown_say_so(var: float, eps: float):
+    from tutor.screens.experiments.layernorm_calc import number_text
+    from tutor.sentences import epsilon_against
+
+    var_text, eps_text = number_text(var), f"{eps:g}"
+    sentence = epsilon_against(var_text, eps_text)
+    assert (sentence.key == "smaller") == (float(var_text.replace("−", "-")) < float(eps_text))
+
+
+# -- the positions explorer: the most alike distance ----------------------------------------------------------------
+
+
+def check_alike(sentence: Sentence, dots: list[float]) -> None:
+    if len(dots) <= 4:
+        assert sentence.key == "alike_none"
+        return
+    shown = [round(value, 2) for value in dots]
+    best = max(shown[4:])
+    assert sentence.values["best"] == best
+    assert sentence.values["ks"] == [d for d in range(4, len(dots)) if shown[d] == best]
+    assert (sentence.key == "alike_one") == (len(sentence.values["ks"]) == 1)
+
+
+@given(st.lists(st.floats(-40, 40), min_size=0, max_size=40))
+@settings(max_examples=300)
+def test_the_most_alike_distance_is_the_largest_shown_and_ties_are_said(dots: list[float]) -> None:
+    from tutor.sentences import most_alike
+
+    check_alike(most_alike(dots), dots)
+
+
+def test_the_most_alike_distance_on_the_explorer_s_tables() -> None:
+    """The explorer's own tables: sinusoidal positions for the presets and a few odd bases and sizes."""
+    from model import sinusoidal_positions
+    from tutor.sentences import most_alike
+
+    for base in (10.0, 2.5, 10000.0, 1e6):
+        for n, d in ((5, 4), (16, 8), (64, 64), (128, 64)):
+            pe = sinusoidal_positions(n, d, base).astype(np.float64)
+            dots = [float(value) for value in pe @ pe[0]]
+            check_alike(most_alike(dots), dots)

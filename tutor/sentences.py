@@ -101,3 +101,43 @@ def attention_most(weights: Sequence[float], decimals: int = 2) -> Sentence:
     keys = [k for k, w in enumerate(shown) if w == top]
     values: dict[str, Any] = {"key": keys[0], "keys": keys, "p": top}
     return Sentence("attn_most" if len(keys) == 1 else "attn_tied", values)
+
+
+def shown_zero(value: float, decimals: int = 3) -> bool:
+    """Whether `value` (≥ 0) reads as zero in the table, printed with `decimals` places."""
+    return f"{value:.{decimals}f}" == f"{0:.{decimals}f}"
+
+
+def first_change(changes: Sequence[float], decimals: int = 3) -> Sentence:
+    """When a position's vector first changes, from its max |Δ| after each block (`changes`, in order, each shown
+    with `decimals` places): the first row whose shown value is not 0.
+
+    - `last_never`:   every row shows 0 ("unchanged at every block").
+    - `last_at_once`: the first row already shows a change ("changes already at {row}").
+    - `last_from`:    rows before `row` show 0, `row` does not ("unchanged through {before}; first changes at
+                      {row}"); `row` and `before` are row indices.
+    """
+    changed = [i for i, value in enumerate(changes) if not shown_zero(value, decimals)]
+    if not changed:
+        return Sentence("last_never")
+    if changed[0] == 0:
+        return Sentence("last_at_once", {"row": 0})
+    return Sentence("last_from", {"row": changed[0], "before": changed[0] - 1})
+
+
+def epsilon_against(var: str, eps: str) -> Sentence:
+    """Why ε shrinks x̂, in words true to the two numbers as shown (`var`, `eps`: their texts): `smaller` only
+    when σ² as shown is below ε as shown ("σ² = 4e-06 is smaller than ε = 1e-05"), else `not_negligible`."""
+    return Sentence("smaller" if float(var.replace("−", "-")) < float(eps.replace("−", "-")) else "not_negligible")
+
+
+def most_alike(dots: Sequence[float], nearest: int = 4, decimals: int = 2) -> Sentence:
+    """Which distance d ≥ `nearest` has the largest dot product PE(0)·PE(d) (`dots[d]`, shown with `decimals`
+    places): `alike_one` (one distance, `k`), `alike_tied` (several show the same largest value: `ks`, the first
+    `k`), `alike_none` (no position that far); `best` the value as shown."""
+    if len(dots) <= nearest:
+        return Sentence("alike_none")
+    shown = [round(float(value), decimals) for value in dots[nearest:]]
+    best = max(shown)
+    ks = [nearest + i for i, value in enumerate(shown) if value == best]
+    return Sentence("alike_one" if len(ks) == 1 else "alike_tied", {"k": ks[0], "ks": ks, "best": best})

@@ -26,6 +26,7 @@ from tutor.lessons.links import LAYERNORM_CALC_VIEWS
 from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.base import ExperimentScreen
 from tutor.screens.experiments.norm_axes import NormAxesView
+from tutor.sentences import epsilon_against
 from tutor.step_words import step_label
 from tutor.widgets.live_static import LiveStatic
 
@@ -205,7 +206,8 @@ def norm_sentence(w: Worked, lang: str) -> str:
         key = "norm_close"
     else:
         key = "norm_between"
-        values["against"] = pick(WORDS, "smaller" if w.var < w.eps else "not_negligible", lang, **values)
+        against = epsilon_against(values["var"], values["eps"])  # the two numbers as the sentence shows them
+        values["against"] = pick(WORDS, against.key, lang, **values)
     return pick(WORDS, key, lang, **values)
 
 

@@ -27,6 +27,7 @@ from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner
 from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped
+from tutor.sentences import first_change
 from tutor.view import visible_piece
 from tutor.widgets.live_static import LiveStatic
 
@@ -361,14 +362,9 @@ class OrderScreen(PromptExperimentScreen):
         if last in (result.i, result.j):
             lines.append(Text(pick(WORDS, "last_swapped", lang), style="dim"))
         else:
-            changed_rows = np.flatnonzero(run.same[:, last] >= UNCHANGED)
-            if not changed_rows.size:
-                lines.append(Text(pick(WORDS, "last_never", lang, p=last)))
-            elif changed_rows[0] == 0:
-                lines.append(Text(pick(WORDS, "last_at_once", lang, p=last, row=labels[0])))
-            else:
-                first = int(changed_rows[0])
-                lines.append(Text(pick(WORDS, "last_from", lang, p=last, before=labels[first - 1], row=labels[first])))
+            said = first_change([float(value) for value in run.same[:, last]])  # as the table shows them
+            values = {key: labels[row] for key, row in said.values.items()}
+            lines.append(Text(pick(WORDS, said.key, lang, p=last, **values)))
         before = [p for p in range(min(result.i, result.j)) if (run.same[:, p] < UNCHANGED).all()]
         if run.causal and before:
             key = "before_swap_one" if len(before) == 1 else "before_swap"

@@ -23,6 +23,7 @@ from tutor.i18n import pick
 from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner, Stop
 from tutor.screens.experiments.base import ExperimentScreen
+from tutor.sentences import most_alike
 from tutor.view import sequential_style, visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.live_static import LiveStatic
@@ -62,9 +63,9 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "similarity_note": (
         "PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ): it depends only on the distance p − q. Distance 0: {self_dot}; "
-        "1: {neighbours}; {far}: {farthest}; the most alike at a distance of 4 or more: {k}, {best}.",
+        "1: {neighbours}; {far}: {farthest}; the most alike at a distance of 4 or more: {k}, {best}{each}.",
         "PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ)：只取决于距离 p − q。距离 0：{self_dot}；"
-        "1：{neighbours}；{far}：{farthest}；距离 4 及以上最相似的：{k}，{best}。",
+        "1：{neighbours}；{far}：{farthest}；距离 4 及以上最相似的：{k}，{each}{best}。",
     ),
     "rope_note": (
         "RoPE turns each pair (q₂ᵢ, q₂ᵢ₊₁) of a head (d_head = {d}) by θ = pos / base^(2i/d_head); shown mod 2π, "
@@ -72,6 +73,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "RoPE 把每个头（d_head = {d}）的每一对 (q₂ᵢ, q₂ᵢ₊₁) 旋转 θ = pos / base^(2i/d_head)；"
         "这里对 2π 取模，由表中的 sin 和 cos 反算。于是 q·k 只取决于两个词元相距多远。",
     ),
+    "each": (" each", "各 "),  # the most alike distances tie as shown
     "row_pos": ("pos {p}", "位置 {p}"),
     "row_p": ("p={p}", "p={p}"),
     "model_line": (
@@ -265,7 +267,8 @@ class PositionsScreen(ExperimentScreen):
         similarity = pe @ pe.T
         n = len(pe)
         row = similarity[0]  # every row is this one shifted: the distance is all that counts
-        k = 4 + int(np.argmax(row[4:])) if n > 4 else None
+        alike = most_alike([float(value) for value in row])  # the largest dot product at distance ≥ 4, as shown
+        found = alike.key != "alike_none"
         self.query_one("#pos-similarity-note", Static).update(
             self.words(
                 "similarity_note",
@@ -273,8 +276,9 @@ class PositionsScreen(ExperimentScreen):
                 neighbours=f"{row[1]:.2f}" if n > 1 else "—",
                 far=n - 1,
                 farthest=f"{row[n - 1]:.2f}",
-                k=k if k is not None else "—",
-                best=f"{row[k]:.2f}" if k is not None else "—",
+                k=", ".join(map(str, alike.values["ks"])) if found else "—",
+                best=f"{alike.values['best']:.2f}" if found else "—",
+                each=self.words("each") if alike.key == "alike_tied" else "",
             )
         )
         used = self.prompt_positions
