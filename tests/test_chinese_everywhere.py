@@ -176,3 +176,25 @@ async def test_every_screen_s_footer_speaks_chinese(store) -> None:
             assert english_footer_labels(app) == [], (href, english_footer_labels(app))
             await pilot.press("escape")
             await settle(pilot)
+
+
+async def test_notices_about_missing_names_speak_chinese(store) -> None:
+    """Notices such as "no lesson 'x'" and "this model has blocks 0–3" were English in a Chinese app."""
+    from helpers import make_app, settle
+
+    from tutor.paths import content_dir
+
+    app = make_app(store, content_dir(), lang="zh")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await app.open_lesson("nonexistent")
+        await pilot.press("escape")  # the prompt has the focus: digits would type; a block key from the panels
+        app.main.action_goto_block(9)
+        app.main.goto_step_name("blocks.9.ln1")
+        app.open_experiment("nope-lab")
+        app.open_exercise("nope-exercise")
+        await settle(pilot)
+        notices = [notice.message for notice in app._notifications]
+        assert len(notices) >= 5, notices
+        for notice in notices:
+            assert any("\u4e00" <= ch <= "\u9fff" for ch in notice), notice

@@ -322,7 +322,7 @@ class TutorApp(App[None]):
     async def open_lesson(self, lesson_id: str | None, heading: str | None = None, resume: bool = False) -> None:
         lesson = self.lesson_by_id(lesson_id) or (self.lessons[0] if self.lessons else None)
         if lesson_id and self.lesson_by_id(lesson_id) is None and not resume:
-            self.notify(f"no lesson '{lesson_id}'", severity="warning")
+            self.notify(t("no_lesson", self.lang, id=lesson_id), severity="warning")
         position = f"{self.lessons.index(lesson) + 1}/{len(self.lessons)}" if lesson else ""
         empty = t("no_lessons", self.lang, path=self.content / self.lang)
         if lesson:
@@ -343,7 +343,7 @@ class TutorApp(App[None]):
                 self._resume_saved_model()
             self.main.set_prompt(str(last.get("prompt", "猫追狗")) if resume else "猫追狗")
         if heading and lesson and not self.main.goto_heading(heading):
-            self.notify(f"no heading '{heading}' in this lesson", severity="warning")
+            self.notify(t("no_heading", self.lang, heading=heading), severity="warning")
         if lesson:
             self.remember(lesson=lesson.id, lang=self.lang)
 
@@ -408,7 +408,7 @@ class TutorApp(App[None]):
         if 0 <= index < len(self.lessons):
             await self.open_lesson(self.lessons[index].id)
         elif delta > 0:
-            self.notify("✓ " + ("全部课程已完成" if self.lang == "zh" else "that was the last lesson"))
+            self.notify(t("last_lesson", self.lang))
 
     def action_lessons(self) -> None:
         def chosen(lesson_id: str | None) -> None:
@@ -449,7 +449,7 @@ class TutorApp(App[None]):
         from tutor.screens.experiments import SCREENS, experiment_screen
 
         if name not in SCREENS:
-            self.notify(f"no experiment '{name}' (known: {', '.join(SCREENS)})", severity="warning")
+            self.notify(t("no_experiment", self.lang, name=name, known=", ".join(SCREENS)), severity="warning")
             return
         main = self.main
         screen = experiment_screen(name, main.gpt, main.prompt, self.lang)
@@ -468,7 +468,7 @@ class TutorApp(App[None]):
         from tutor.screens.exercise import ExerciseScreen
 
         if name not in EXERCISES:
-            self.notify(f"no exercise '{name}' (known: {', '.join(EXERCISES)})", severity="warning")
+            self.notify(t("no_exercise", self.lang, name=name, known=", ".join(EXERCISES)), severity="warning")
             return
         self.push_screen(ExerciseScreen(name, self.lang))
 

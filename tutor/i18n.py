@@ -112,6 +112,15 @@ STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "细节改为随课程进度出现（ctrl+p 可再次全部显示）。",
     ),
     "reading_time": ("{m} min read", "约 {m} 分钟"),
+    # notices about a name that is not there (a link, the command line, a key): English as before, Chinese too
+    "no_lesson": ("no lesson '{id}'", "没有课程“{id}”"),
+    "no_heading": ("no heading '{heading}' in this lesson", "本课没有标题“{heading}”"),
+    "last_lesson": ("✓ that was the last lesson", "✓ 全部课程已完成"),
+    "no_experiment": ("no experiment '{name}' (known: {known})", "没有实验“{name}”（已有：{known}）"),
+    "no_exercise": ("no exercise '{name}' (known: {known})", "没有编程练习“{name}”（已有：{known}）"),
+    "block_range": ("this model has blocks 0–{last}", "这个模型只有第 0–{last} 块"),
+    "no_step": ("model {model} has no step {name}", "模型 {model} 没有步骤 {name}"),
+    "no_options": ("{name} takes no options ({options})", "{name} 不接受选项（{options}）"),
     "f3_shows_it": ("F3 shows the panel this link changed.", "按 F3 查看这个链接改动的面板。"),
     "typing_in_lesson": (
         "The lesson fills the window: F3 (or /) brings back the prompt to type in.",

@@ -661,7 +661,7 @@ class MainScreen(Screen[None]):
 
     def action_goto_block(self, block: int) -> None:
         if self.trace is not None and not self.place.goto_block(block):
-            self.notify(f"this model has blocks 0–{self.gpt.config.n_layers - 1}", severity="warning")
+            self.notify(t("block_range", self.lang, last=self.gpt.config.n_layers - 1), severity="warning")
         else:
             self.moved()
 
@@ -676,7 +676,7 @@ class MainScreen(Screen[None]):
         return True
 
     def no_such_step(self, name: str) -> None:
-        self.notify(f"model {self.gpt.name} has no step {name}", severity="warning")
+        self.notify(t("no_step", self.lang, model=self.gpt.name, name=name), severity="warning")
 
     def action_move_token(self, delta: int) -> None:
         if self.place.move_token(delta):

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from model import GPT
+from tutor.i18n import t
 from tutor.runner import failure_words
 from tutor.screens.experiments import title
 from tutor.widgets.footer import TutorFooter
@@ -46,7 +47,7 @@ class ExperimentScreen(Screen[None]):
     def take_options(self, options: dict[str, str]) -> None:
         """What a link asks the screen to open on (`tutor:experiment?name=…&key=value`); most take none."""
         if options:
-            self.notify(f"{self.NAME} takes no options ({', '.join(options)})", severity="warning")
+            self.notify(t("no_options", self.lang, name=self.NAME, options=", ".join(options)), severity="warning")
 
     def pass_failed(self, error: Exception) -> None:
         """A pass that failed: one line, and the screen goes on (see `tutor.runner`)."""
