@@ -482,3 +482,25 @@ async def test_exercise_screen_in_chinese_and_a_broken_file(tmp_path: Path, monk
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.main
+
+
+async def test_a_check_that_cannot_run_is_a_notice_not_the_end_of_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check's worker kept Textual's exit_on_error: an error in it (no fork, a full disk) closed the app."""
+    import tutor.screens.exercise as exercise_screen
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("no fork for you")
+
+    monkeypatch.setenv("TUTOR_EXERCISES_DIR", str(tmp_path / "exercises"))
+    monkeypatch.setattr(exercise_screen, "check_exercise", broken)
+    app = make_app(ProgressStore(tmp_path / "state" / "progress.json"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        app.open_exercise("layer_norm")
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, ExerciseScreen)
+        assert any("no fork for you" in notice.message for notice in app._notifications)

@@ -30,6 +30,10 @@ POLL_SECONDS = 0.5  # how often the file's mtime is looked at: no file-watching 
 
 WORDS: dict[str, tuple[str, str]] = {
     "title": ("Exercise: {title}", "编程练习：{title}"),
+    "check_failed": (
+        "The check could not run ({error}); your file is untouched: save it again to retry.",
+        "检查没能运行（{error}）；你的文件没有改动：再保存一次即可重试。",
+    ),
     "task": ("Task: ", "任务："),
     "file": ("Edit: ", "编辑："),
     "starter": ("What you write, as the file starts it:", "你要写的函数，文件开头是这样的："),
@@ -152,10 +156,16 @@ class ExerciseScreen(Screen[None]):
         self.show_status(None, checking=True)
         self.run_check()
 
-    @work(thread=True, exclusive=True, group="exercise")
+    # exit_on_error=False: a check that cannot run (no fork, a full disk) is a notice, never the end of the session
+    @work(thread=True, exclusive=True, group="exercise", exit_on_error=False)
     def run_check(self) -> None:
         worker = get_current_worker()  # a newer save cancels this check, and `stop` ends its subprocess
-        result = check_exercise(self.exercise.name, self.path, stop=lambda: worker.is_cancelled)
+        try:
+            result = check_exercise(self.exercise.name, self.path, stop=lambda: worker.is_cancelled)
+        except Exception as error:
+            words = self.words("check_failed", error=f"{type(error).__name__}: {error}")
+            self.app.call_from_thread(self.notify, words, severity="error", markup=False)
+            return
         if not worker.is_cancelled:
             self.post_message(ExerciseChecked(result, self.saved_record()))
 

@@ -24,8 +24,8 @@ from textual import work
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from model.corpus import CorpusError, load_corpus
-from model.train import RECIPES, Progress, Recipe, TrainingError, new_state, run
+from model.corpus import load_corpus
+from model.train import RECIPES, Progress, Recipe, new_state, run
 from tutor.i18n import pick
 from tutor.screens.experiments.base import ExperimentScreen
 
@@ -173,7 +173,7 @@ class LiveTrainingScreen(ExperimentScreen):
 
     # -- the live run (a thread) ----------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="live-training")
+    @work(thread=True, exclusive=True, group="live-training", exit_on_error=False)  # errors end the run, not the app
     def train_live(self, run_id: int, settings: LiveSettings, stop: threading.Event) -> None:
         worker = get_current_worker()
 
@@ -199,7 +199,7 @@ class LiveTrainingScreen(ExperimentScreen):
                         for name, state in states.items()
                     ]
                     ended = [future.result() for future in futures]
-        except (TrainingError, CorpusError, OSError, ValueError, KeyError) as error:
+        except Exception as error:  # a corpus that cannot be read, no memory, a thread that failed: a notice
             stop.set()
             self._post(LiveEnded(run_id, cancelled=True, error=str(error)))
             return

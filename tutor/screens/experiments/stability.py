@@ -701,7 +701,7 @@ class StabilityScreen(ExperimentScreen):
         """Leaving the screen (or the app) stops the sweep at its next step."""
         self.cancel_live()
 
-    @work(thread=True, exclusive=True, group="stability-live")
+    @work(thread=True, exclusive=True, group="stability-live", exit_on_error=False)  # errors end the sweep only
     def sweep_live(self, run_id: int, specs: list[RunSpec], stop: threading.Event) -> None:
         from model.corpus import load_corpus
         from model.sweep import train_run
