@@ -78,7 +78,7 @@ def test_memory_reads_this_process_and_its_weights_mapping() -> None:
 
 MALLOC_PROBE = """
 import ctypes, sys
-from tutor.patches.allocator import keep_freed_memory
+from tutor.process_tuning import keep_freed_memory
 
 NAMES = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
 

@@ -21,7 +21,13 @@ import textual.drivers.linux_driver
 import textual.screen
 import textual.scroll_view
 import textual.widget
+import textual.widgets
 import textual.worker_manager
+
+
+def _bindings_changed_renamed_flag(self: object, screen: object) -> None:
+    """Footer.bindings_changed as if Textual had renamed the flag that compose reads."""
+    self._bindings_are_ready = True  # type: ignore[attr-defined]
 
 
 def _rich_console(self: object, console: object, options: object) -> object:
@@ -152,6 +158,11 @@ BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[], None]
         lambda m: m.setattr(rich.style, "Style", _StyleWithoutMeta),
         canaries.test_rich_style_meta_lessons_markdown_reads,
         "Rich renamed Style._meta: tutor/lessons/markdown.py",
+    ),
+    "Footer.bindings_changed": (
+        lambda m: m.setattr(textual.widgets.Footer, "bindings_changed", _bindings_changed_renamed_flag),
+        canaries.test_the_footer_override_still_matches_textual_s_footer,
+        "Footer.bindings_changed no longer sets _bindings_ready",
     ),
     "WorkerManager._workers": (
         lambda m: m.setattr(

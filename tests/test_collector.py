@@ -1,4 +1,4 @@
-"""The garbage collector's full pass waits for a quiet moment (tutor/patches/collector.py)."""
+"""The garbage collector's full pass waits for a quiet moment (tutor/process_tuning.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 from helpers import make_app
 
-from tutor.patches.collector import FULL_PASS_THRESHOLD, QUIET, IdleCollector
+from tutor.process_tuning import FULL_PASS_THRESHOLD, QUIET, IdleCollector
 
 
 def test_a_full_pass_runs_only_after_the_keys_are_quiet(monkeypatch) -> None:

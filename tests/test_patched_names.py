@@ -407,3 +407,33 @@ def test_rich_markdown_keeps_its_tokens_in_parsed_and_renders_soft_breaks_as_les
     assert 'node_type == "softbreak"' in inspect.getsource(Markdown.__rich_console__), (
         "Rich renders soft breaks another way: tutor/lessons/markdown._join_soft_breaks must follow"
     )
+
+
+# -- widgets/footer.py: TutorFooter overrides Footer.bindings_changed and reads what Footer.compose reads ----------
+
+
+def test_the_footer_override_still_matches_textual_s_footer() -> None:
+    """TutorFooter replaces `bindings_changed` (one recompose for many changes) and compares what `compose` reads
+    (`_bindings_ready`, the screen's active bindings, the palette key) to skip a recompose that would mount the
+    same keys again."""
+    from textual.widgets import Footer
+
+    from tutor.widgets.footer import TutorFooter
+
+    assert parameters(Footer.bindings_changed) == parameters(TutorFooter.bindings_changed) == ["self", "screen"], (
+        "Textual changed Footer.bindings_changed: tutor/widgets/footer.py overrides it"
+    )
+    assert not gone_from(
+        Footer.bindings_changed, ("self._bindings_ready = True", "self.call_after_refresh(self.recompose)")
+    ), "Footer.bindings_changed no longer sets _bindings_ready and recomposes: tutor/widgets/footer.py copies it"
+    assert not gone_from(
+        Footer.compose,
+        (
+            "if not self._bindings_ready:",
+            "self.screen.active_bindings",
+            "self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE",
+        ),
+    ), "Footer.compose reads something else now: tutor/widgets/footer.py's _shown() must read the same"
+    assert not gone_from(Footer.on_mount, ("bindings_updated_signal.subscribe(self, self.bindings_changed)",)), (
+        "Footer no longer subscribes bindings_changed: tutor/widgets/footer.py's override would never run"
+    )

@@ -36,16 +36,15 @@ from tutor.lessons.quiz import lesson_quiz
 from tutor.lessons.quiz import passed as quiz_passed
 from tutor.model_words import describe_variant
 from tutor.patches import cjk_wrap, lost_terminal, palette, small_window
-from tutor.patches.collector import IdleCollector
 from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
+from tutor.process_tuning import IdleCollector
 from tutor.progress import ProgressStore
 from tutor.reach import reach_of
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MIN_HEIGHT, MIN_WIDTH, MainScreen
 from tutor.step_words import step_label
 
-cjk_wrap.install()
 lost_terminal.install()
 small_window.install(
     lambda screen, size: t(
@@ -127,6 +126,7 @@ class TutorApp(App[None]):
         resume_model: bool = True,
     ) -> None:
         super().__init__()
+        cjk_wrap.install()  # Rich's word wrap learns Chinese: by the app that needs it, not by importing it
         self.animation_level = "none"  # every animated frame is bytes down an SSH link
         self.gpt = gpt
         self.lang = lang

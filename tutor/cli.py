@@ -13,7 +13,7 @@ from tutor import __version__
 from tutor.commands import add_commands, run
 from tutor.commands.common import fail
 from tutor.language import LANGUAGES, detect_language
-from tutor.patches.allocator import keep_freed_memory
+from tutor.process_tuning import keep_freed_memory
 
 # Textual draws at most this many frames a second (its default, 60, is TEXTUAL_FPS). A frame waits for the
 # next tick of that clock, so a character typed just after the panels drew waits up to a tick: at 120 it is
@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     os.environ.setdefault("TEXTUAL_FPS", FRAMES_PER_SECOND)  # before Textual loads: it reads it once
-    keep_freed_memory()  # each keystroke's trace reuses the last one's memory (tutor/patches/allocator.py)
+    keep_freed_memory()  # each keystroke's trace reuses the last one's memory (tutor/process_tuning.py)
     use_utf8_terminals()
     args = build_parser().parse_args(argv)
     args.lang = args.lang or detect_language()

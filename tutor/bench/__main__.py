@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # the pilot's apps, ours and the minimal one, at the frame rate `tutor` runs at (Textual reads it once)
     os.environ.setdefault("TEXTUAL_FPS", FRAMES_PER_SECOND)
-    from tutor.patches.allocator import keep_freed_memory
+    from tutor.process_tuning import keep_freed_memory
 
     keep_freed_memory()  # as `tutor` itself does: the model rows measure the pass as the app runs it
     torch = torch_or_none()

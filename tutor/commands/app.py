@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     if not in_browser and (not sys.stdout.isatty() or not sys.stdin.isatty()):
         return fail("tutor needs a terminal; for plain output try: tutor trace TEXT")
     if in_browser:
-        from tutor.patches.parent_death import hang_up_with_parent
+        from tutor.process_tuning import hang_up_with_parent
 
         hang_up_with_parent()  # a killed server leaves no tutor behind (it saves and leaves on SIGHUP)
     from pathlib import Path

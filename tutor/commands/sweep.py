@@ -192,7 +192,7 @@ def _worker_start(queue: Any) -> None:
     global _queue
     _queue = queue
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    from tutor.patches.parent_death import hang_up_with_parent
+    from tutor.process_tuning import hang_up_with_parent
 
     hang_up_with_parent()  # a killed sweep takes its workers with it
 
