@@ -29,6 +29,7 @@ from itertools import product
 from pathlib import Path
 from typing import Literal, NotRequired, Protocol, TypedDict, cast
 
+from model.config import NormPlacement
 from model.corpus import Corpus
 from model.train import (
     GROWTH,
@@ -138,7 +139,7 @@ def shape_of(recipe: Recipe) -> str:
 def grid(
     *,
     variants: Iterable[str] = ("tiny",),
-    norms: Iterable[str | None] = (None,),
+    norms: Iterable[NormPlacement | None] = (None,),
     learning_rates: Iterable[float | None] = (None,),
     warmups: Iterable[float | None] = (None,),
     shapes: Iterable[str | None] = (None,),

@@ -40,7 +40,7 @@ from typing import NotRequired, TypedDict
 
 import numpy as np
 
-from model.config import GPTConfig
+from model.config import GPTConfig, NormPlacement, PositionalEncoding
 from model.corpus import Corpus, ngram_baselines, validation_windows
 from model.depth import DepthProfile, depth_profile, stream_points
 from model.gpt import GPT
@@ -62,9 +62,9 @@ class Recipe:
     """A model's shape and wiring plus everything about how it is trained."""
 
     name: str = "tiny"
-    positional: str = "sinusoidal"
+    positional: PositionalEncoding = "sinusoidal"
     pos_base: float = 10000.0
-    norm: str = "pre"
+    norm: NormPlacement = "pre"
     residual: bool = True
     n_ctx: int = 64
     d_model: int = 64
@@ -94,9 +94,9 @@ class Recipe:
             n_heads=self.n_heads,
             n_layers=self.n_layers,
             d_mlp=self.d_mlp,
-            positional=self.positional,  # type: ignore[arg-type]
+            positional=self.positional,
             pos_base=self.pos_base,
-            norm=self.norm,  # type: ignore[arg-type]
+            norm=self.norm,
             residual=self.residual,
         )
 
