@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 PositionalEncoding = Literal["sinusoidal", "learned", "rope", "none"]
 NormPlacement = Literal["pre", "post", "none"]
@@ -109,6 +109,23 @@ class GPTConfig:
         if not isinstance(data, dict):
             raise ConfigError("config must be a JSON object")
         return cls.from_dict(data)
+
+
+class ConfigChanges(TypedDict, total=False):
+    """Keyword arguments that change a `GPTConfig`'s fields (`GPT.with_config`): any of them, each with its type."""
+
+    vocab_size: int
+    n_ctx: int
+    d_model: int
+    n_heads: int
+    n_layers: int
+    d_mlp: int
+    positional: PositionalEncoding
+    pos_base: float
+    norm: NormPlacement
+    residual: bool
+    causal: bool
+    ln_eps: float
 
 
 def _is_number(value: object) -> bool:

@@ -15,7 +15,7 @@ Measured on a batch of windows, at every point of the residual stream — the em
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -24,6 +24,16 @@ from model.gradients import backward, record_forward
 
 if TYPE_CHECKING:
     from model.gpt import GPT
+
+
+class DepthProfile(TypedDict):
+    """`depth_profile`'s figures (the module's docstring): one per stream point, or per block for `param_grad`."""
+
+    loss: float
+    stream_norm: list[float]
+    stream_grad: list[float]
+    similarity: list[float]
+    param_grad: list[float]
 
 
 def stream_points(n_layers: int) -> list[str]:
@@ -45,7 +55,7 @@ def mean_position_similarity(x: np.ndarray) -> float:
     return float((off_diagonal / (n * (n - 1))).mean())
 
 
-def depth_profile(gpt: GPT, inputs: np.ndarray, targets: np.ndarray) -> dict[str, list[float] | float]:
+def depth_profile(gpt: GPT, inputs: np.ndarray, targets: np.ndarray) -> DepthProfile:
     """The figures of the module's docstring for `gpt` on windows `inputs` → `targets` `[batch, pos]`."""
     logits, acts = record_forward(gpt, inputs)
     loss, d_logits = cross_entropy_and_backward(logits, targets)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Unpack
 
 import numpy as np
 
 from model.attention import multi_head_attention_kv
 from model.backward import position_losses_and_backward
-from model.config import GPTConfig
+from model.config import ConfigChanges, GPTConfig
 from model.embedding import embed, unembed
 from model.gradients import backward
 from model.hooks import Hook, Recording, no_hook, scoped
@@ -102,7 +103,7 @@ class GPT:
             return None
         return self._position_table[start : start + n]
 
-    def with_config(self, **changes: object) -> GPT:
+    def with_config(self, **changes: Unpack[ConfigChanges]) -> GPT:
         """The same weights under a changed wiring (say another `pos_base`): off-training."""
         other = GPT(
             replace(self.config, **changes), self.params, self.tokenizer, self.name, self.trained, lay_out=False
@@ -128,6 +129,7 @@ class GPT:
         rope_pe = None
         if cfg.positional in ("sinusoidal", "learned"):
             pos_embed = self.position_rows(start, n)
+            assert pos_embed is not None  # added positions always have a table
             hook("hook_pos_embed", pos_embed)
             x = x + pos_embed
         elif cfg.positional == "rope":

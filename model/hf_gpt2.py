@@ -139,9 +139,12 @@ def gpt2_config(path: Path, raw: dict[str, Any]) -> GPTConfig:
     try:
         d = raw["n_embd"]
         n_inner = raw.get("n_inner")
+        n_ctx = raw.get("n_positions", raw.get("n_ctx"))  # older GPT-2 configs name it n_ctx
+        if n_ctx is None:
+            raise KeyError("n_positions")
         return GPTConfig(
             vocab_size=raw["vocab_size"],
-            n_ctx=raw.get("n_positions", raw.get("n_ctx")),
+            n_ctx=n_ctx,
             d_model=d,
             n_heads=raw["n_head"],
             n_layers=raw["n_layer"],

@@ -27,15 +27,34 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from itertools import product
 from pathlib import Path
-from types import SimpleNamespace
+from typing import Literal, NotRequired, Protocol, TypedDict, cast
 
+from model.config import NormPlacement
 from model.corpus import Corpus
-from model.train import GROWTH, RECIPES, Progress, Recipe, new_state, recipe_changes, run
+from model.train import (
+    GROWTH,
+    RECIPES,
+    DepthReport,
+    Divergence,
+    Progress,
+    Recipe,
+    new_state,
+    recipe_changes,
+    run,
+)
 
 FORMAT = "tutor-sweep/1"
 SHIPPED_RESULTS = Path(__file__).parent / "data"  # stability.jsonl.gz, depth-seeds.jsonl.gz
+
+
+class Shape(TypedDict):
+    n_layers: int
+    d_model: int
+    d_mlp: int
+
+
 # The two shapes of the grid: tiny's 4 blocks of 64, and the depth family's 16 of 32 (the same 12·L·d² weights).
-SHAPES: dict[str, dict[str, int]] = {
+SHAPES: dict[str, Shape] = {
     "4x64": {"n_layers": 4, "d_model": 64, "d_mlp": 256},
     "16x32": {"n_layers": 16, "d_model": 32, "d_mlp": 128},
 }
@@ -49,6 +68,49 @@ MAX_FILE = 64_000_000  # bytes read at most (the shipped grid is ~4 MB unpacked)
 
 class SweepError(Exception):
     """A grid that cannot be run, or a results file that cannot be written."""
+
+
+Outcome = Literal["trained", "stalled", "diverged"]
+
+
+class DivergedAt(TypedDict):
+    step: int
+    what: str
+
+
+class RunRecord(TypedDict):
+    """One line of a results file: what `run_record` keeps of a run (see the module's docstring)."""
+
+    key: str
+    name: str
+    shape: str
+    norm: str
+    residual: bool
+    lr: float
+    warmup: int
+    seed: int
+    steps: int
+    outcome: Outcome
+    final_val_loss: float | None  # None when it diverged
+    last_good_val_loss: float
+    unigram: float
+    diverged: DivergedAt | None
+    val_loss: list[list[float]]  # [updates done, validation loss]
+    train_loss: list[float | None]
+    growth: dict[str, list[float | None]]
+    last_block_similarity: NotRequired[float]  # runs with a depth report that did not diverge
+
+
+class FinishedRun(Protocol):
+    """What `run_record` reads of a run: a `model.train.TrainState`, or what a checkpoint's metadata says of one."""
+
+    step: int
+    train_curve: list[float]
+    val_curve: list[tuple[int, float]]
+    baselines: dict[str, float]
+    diverged: Divergence | None
+    growth: dict[str, list[float]]
+    depth: DepthReport | None
 
 
 @dataclass(frozen=True)
@@ -77,7 +139,7 @@ def shape_of(recipe: Recipe) -> str:
 def grid(
     *,
     variants: Iterable[str] = ("tiny",),
-    norms: Iterable[str | None] = (None,),
+    norms: Iterable[NormPlacement | None] = (None,),
     learning_rates: Iterable[float | None] = (None,),
     warmups: Iterable[float | None] = (None,),
     shapes: Iterable[str | None] = (None,),
@@ -112,11 +174,10 @@ def _digits(values: Iterable[float], digits: int) -> list[float | None]:
     return [float(f"{x:.{digits}g}") if math.isfinite(x) else None for x in values]
 
 
-def run_record(spec: RunSpec, state: object) -> dict[str, object]:
-    """What the results file keeps of a finished (or diverged) run `state` (a `model.train.TrainState`)."""
-    s = state  # type: ignore[assignment]
+def run_record(spec: RunSpec, s: FinishedRun) -> RunRecord:
+    """What the results file keeps of a finished (or diverged) run `s` (a `model.train.TrainState`)."""
     train_loss, growth = list(s.train_curve), {k: list(v) for k, v in s.growth.items()}
-    diverged = None
+    diverged: DivergedAt | None = None
     if s.diverged is not None:  # the steps between the last checkpoint and the failing one
         d = s.diverged
         train_loss += [float(x) for x in d["train_loss_since_checkpoint"]]
@@ -125,8 +186,10 @@ def run_record(spec: RunSpec, state: object) -> dict[str, object]:
         diverged = {"step": int(d["step"]), "what": d["what"]}
     final = s.val_curve[-1][1] if s.diverged is None else None
     unigram = float(s.baselines["unigram"])
-    outcome = "diverged" if diverged else ("stalled" if final >= unigram - STALLED_MARGIN else "trained")
-    record: dict[str, object] = {
+    outcome: Outcome = "diverged"
+    if final is not None:  # not diverged
+        outcome = "stalled" if final >= unigram - STALLED_MARGIN else "trained"
+    record: RunRecord = {
         "key": spec.key(),
         "name": spec.recipe.name,
         "shape": spec.shape or shape_of(spec.recipe),
@@ -162,13 +225,26 @@ def loss_spikes(train_loss: list[float | None]) -> list[int]:
     return spikes
 
 
-def record_from_checkpoint(spec: RunSpec, metadata: dict[str, str]) -> dict[str, object]:
+@dataclass
+class _CheckpointedRun:
+    """A `FinishedRun` read from a checkpoint's metadata."""
+
+    step: int
+    train_curve: list[float]
+    val_curve: list[tuple[int, float]]
+    baselines: dict[str, float]
+    diverged: Divergence | None
+    growth: dict[str, list[float]]
+    depth: DepthReport | None
+
+
+def record_from_checkpoint(spec: RunSpec, metadata: dict[str, str]) -> RunRecord:
     """`run_record` of a run `tutor train` wrote (its checkpoint's metadata): for runs trained before growth was
     recorded, whose growth lists then hold None."""
     info = json.loads(metadata["training"])
     step = int(info["step"])
     growth = info.get("growth") or {k: [math.nan] * step for k in GROWTH}
-    state = SimpleNamespace(
+    state = _CheckpointedRun(
         train_curve=[float(x) for x in info["train_loss"]],
         growth={k: [float(x) for x in growth[k]] for k in GROWTH},
         diverged=info.get("diverged"),
@@ -188,7 +264,7 @@ def train_run(
     on_step: Callable[[Progress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     keep: bool = False,
-) -> dict[str, object] | None:
+) -> RunRecord | None:
     """Train one run of the grid into `workdir` and return its record; None if `should_stop` ended it first.
 
     The checkpoint goes (a diverging run goes back to its last good one, `model.train.run`) unless `keep`.
@@ -216,7 +292,7 @@ def train_run(
 class Results:
     """The runs of a results file, and what was wrong with the file, if anything (one line, or None)."""
 
-    runs: list[dict[str, object]] = field(default_factory=list)
+    runs: list[RunRecord] = field(default_factory=list)
     problem: str | None = None
 
     def keys(self) -> set[str]:
@@ -231,7 +307,7 @@ def read_results(path: Path) -> Results:
         if not path.is_file():  # a folder, a FIFO, a device: nothing to read, and nothing to wait for
             return Results(problem=f"{path} is not a regular file")
         opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rb") as f:  # type: ignore[operator]
+        with opener(path, "rb") as f:
             lines = f.read(MAX_FILE).split(b"\n")
     except (OSError, EOFError) as error:
         return Results(problem=f"cannot read {path}: {getattr(error, 'strerror', None) or error}")
@@ -256,7 +332,7 @@ def read_results(path: Path) -> Results:
         if not isinstance(record, dict) or "key" not in record or "outcome" not in record:
             cut += 1
             continue
-        results.runs.append(record)
+        results.runs.append(cast(RunRecord, record))  # a line of this format: a `run_record`
     if cut:
         results.problem = f"{path}: {cut} unreadable line(s) left out (a run cut off while it was written?)"
     return results
@@ -274,7 +350,7 @@ def start_results(path: Path) -> None:
             f.truncate(data.rfind(b"\n") + 1)
 
 
-def append_record(path: Path, record: dict[str, object]) -> None:
+def append_record(path: Path, record: RunRecord) -> None:
     """One line, flushed to the disk before the next run starts."""
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
     with open(path, "a", encoding="utf-8") as f:
@@ -294,7 +370,7 @@ class Cell:
     norm: str
     lr: float
     warmup: int
-    runs: tuple[dict[str, object], ...]
+    runs: tuple[RunRecord, ...]
 
     @property
     def n(self) -> int:
@@ -315,12 +391,12 @@ class Cell:
         return losses[mid] if len(losses) % 2 else (losses[mid - 1] + losses[mid]) / 2
 
     def diverged_steps(self) -> list[int]:
-        return sorted(int(r["diverged"]["step"]) for r in self.runs if r["diverged"])  # type: ignore[index]
+        return sorted(int(r["diverged"]["step"]) for r in self.runs if r["diverged"])
 
 
-def cells(runs: Iterable[dict[str, object]]) -> list[Cell]:
+def cells(runs: Iterable[RunRecord]) -> list[Cell]:
     """The runs grouped by (shape, norm, residual, lr, warm-up), in that order."""
-    groups: dict[tuple, list[dict[str, object]]] = {}
+    groups: dict[tuple, list[RunRecord]] = {}
     for r in runs:
         groups.setdefault((r["shape"], r["norm"], r["lr"], r["warmup"]), []).append(r)
     return [
@@ -344,11 +420,11 @@ class Variant:
 
     @property
     def similarity(self) -> list[float]:
-        return [float(r.get("last_block_similarity", math.nan)) for r in self.cell.runs]  # type: ignore[arg-type]
+        return [float(r.get("last_block_similarity", math.nan)) for r in self.cell.runs]
 
     @property
     def spikes(self) -> list[list[int]]:
-        return [loss_spikes(r["train_loss"]) for r in self.cell.runs]  # type: ignore[arg-type]
+        return [loss_spikes(r["train_loss"]) for r in self.cell.runs]
 
     @property
     def collapsed(self) -> int:
@@ -360,12 +436,12 @@ class Variant:
 
     def final_loss(self, seed_index: int) -> float | None:
         value = self.cell.runs[seed_index]["final_val_loss"]
-        return None if value is None else float(value)  # type: ignore[arg-type]
+        return None if value is None else float(value)
 
 
-def variants(runs: Iterable[dict[str, object]]) -> list[Variant]:
+def variants(runs: Iterable[RunRecord]) -> list[Variant]:
     """The runs grouped by recipe name, in the order the names first appear."""
-    names: dict[str, list[dict[str, object]]] = {}
+    names: dict[str, list[RunRecord]] = {}
     for r in runs:
         names.setdefault(str(r["name"]), []).append(r)
     return [Variant(name, cells(rs)[0]) for name, rs in names.items() if len(cells(rs)) == 1]

@@ -36,12 +36,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
-from model.config import GPTConfig
+from model.config import GPTConfig, NormPlacement, PositionalEncoding
 from model.corpus import Corpus, ngram_baselines, validation_windows
-from model.depth import depth_profile, stream_points
+from model.depth import DepthProfile, depth_profile, stream_points
 from model.gpt import GPT
 from model.gradients import Grads, loss_and_gradients, loss_only
 from model.params import Params, init_params
@@ -61,9 +62,9 @@ class Recipe:
     """A model's shape and wiring plus everything about how it is trained."""
 
     name: str = "tiny"
-    positional: str = "sinusoidal"
+    positional: PositionalEncoding = "sinusoidal"
     pos_base: float = 10000.0
-    norm: str = "pre"
+    norm: NormPlacement = "pre"
     residual: bool = True
     n_ctx: int = 64
     d_model: int = 64
@@ -93,9 +94,9 @@ class Recipe:
             n_heads=self.n_heads,
             n_layers=self.n_layers,
             d_mlp=self.d_mlp,
-            positional=self.positional,  # type: ignore[arg-type]
+            positional=self.positional,
             pos_base=self.pos_base,
-            norm=self.norm,  # type: ignore[arg-type]
+            norm=self.norm,
             residual=self.residual,
         )
 
@@ -287,6 +288,29 @@ def batch(stream: np.ndarray, n_ctx: int, batch_size: int, seed: int, step: int)
     return windows[:, :-1], windows[:, 1:]
 
 
+class Divergence(TypedDict):
+    """Where a run's loss or gradient stopped being finite (`run`), kept in its last good checkpoint."""
+
+    step: int  # the step that failed
+    what: str  # "loss" or "gradient norm"
+    value: str  # what it became: "nan", "inf"
+    train_loss_since_checkpoint: list[float]  # the steps after the checkpoint, all finite
+    growth_since_checkpoint: NotRequired[dict[str, list[float]]]  # and the step that failed; not in older files
+
+
+class TrainedDepth(DepthProfile):
+    step: int  # the updates done when it was measured
+
+
+class DepthReport(TypedDict):
+    """`depth_report`: the depth figures at initialisation and as trained, on the same windows."""
+
+    windows: str
+    points: list[str]
+    init: DepthProfile
+    trained: TrainedDepth
+
+
 @dataclass
 class TrainState:
     """Everything a run needs to go on: the model, the optimizer, where it stands, what it measured."""
@@ -304,9 +328,9 @@ class TrainState:
     corpus: dict[str, object] = field(default_factory=dict)
     baselines: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0  # training time so far, across resumes
-    diverged: dict[str, object] | None = None  # where the loss or gradient stopped being finite (see `run`)
+    diverged: Divergence | None = None  # where the loss or gradient stopped being finite (see `run`)
     growth: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in GROWTH})  # per step (`GROWTH`)
-    depth: dict[str, object] | None = None  # per-layer figures at initialisation and at the end (`depth_report`)
+    depth: DepthReport | None = None  # per-layer figures at initialisation and at the end (`depth_report`)
     model: GPT = field(init=False, repr=False)  # over `params` as they are: AdamW changes them in place
 
     def __post_init__(self) -> None:
@@ -469,7 +493,7 @@ def _diverged(state: TrainState, corpus: Corpus, path: Path, what: str, value: f
     return good
 
 
-def depth_report(state: TrainState, corpus: Corpus) -> dict[str, object]:
+def depth_report(state: TrainState, corpus: Corpus) -> DepthReport:
     """`depth_profile` on the first `DEPTH_WINDOWS` validation windows, of the model at its
     initialisation (rebuilt from the seed) and as it stands."""
     inputs, targets = validation_windows(corpus.validation, state.config.n_ctx, DEPTH_WINDOWS)
@@ -479,7 +503,7 @@ def depth_report(state: TrainState, corpus: Corpus) -> dict[str, object]:
             "windows": f"{len(inputs)} validation windows of {state.config.n_ctx} tokens",
             "points": stream_points(state.config.n_layers),
             "init": depth_profile(start, inputs, targets),
-            "trained": depth_profile(state.model, inputs, targets) | {"step": state.step},
+            "trained": {**depth_profile(state.model, inputs, targets), "step": state.step},
         }
 
 

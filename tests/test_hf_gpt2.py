@@ -362,6 +362,19 @@ def test_every_broken_folder_is_refused_in_one_line(tmp_path: Path, case: str) -
     assert "\n" not in message and file_name in message and what in message, message
 
 
+def test_the_context_length_is_n_positions_or_the_older_n_ctx_and_missing_both_is_a_missing_key() -> None:
+    from model.hf_gpt2 import gpt2_config
+
+    path = Path("config.json")
+    without = {k: v for k, v in hf_config(100).items() if k != "n_positions"}
+    assert gpt2_config(path, hf_config(100)).n_ctx == N_CTX
+    assert gpt2_config(path, {**without, "n_ctx": 24}).n_ctx == 24
+    for raw in (without, {**without, "n_positions": None}):
+        with pytest.raises(WeightsError) as error:
+            gpt2_config(path, raw)
+        assert str(error.value) == "config.json: missing key 'n_positions'"
+
+
 def test_a_folder_without_config_is_not_a_model(tmp_path: Path) -> None:
     with pytest.raises(WeightsError, match=r"config\.json: missing"):
         model.load(tmp_path)
