@@ -26,10 +26,38 @@ def imports_of(path: Path) -> set[str]:
     return names
 
 
+def full_imports_of(path: Path) -> set[str]:
+    """Every module a file imports, by its full dotted name (a relative import counts from tutor/ or model/)."""
+    package = ".".join(path.relative_to(ROOT).parent.parts)
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]) if node.level else ""
+            module = ".".join(part for part in (base, node.module or "") if part)
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "model").rglob("*.py")), ids=lambda p: p.name)
 def test_model_imports_only_numpy_and_the_standard_library(path: Path) -> None:
     foreign = imports_of(path) - MODEL_MAY_IMPORT - set(sys.stdlib_module_names)
     assert not foreign, f"{path.name} imports {foreign}"
+
+
+def test_the_app_and_the_model_never_import_the_benchmark() -> None:
+    """tutor/bench/ is a checkout's (the wheel leaves it out): an import of it from the app or the model would
+    break every install."""
+    importers = [
+        path.relative_to(ROOT).as_posix()
+        for room in ("tutor", "model")
+        for path in sorted((ROOT / room).rglob("*.py"))
+        if "bench" not in path.relative_to(ROOT).parts
+        and any(name == "tutor.bench" or name.startswith("tutor.bench.") for name in full_imports_of(path))
+    ]
+    assert not importers, f"these import tutor.bench, which no install has: {importers}"
 
 
 def test_model_holds_no_words_for_the_learner() -> None:
