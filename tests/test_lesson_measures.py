@@ -7,8 +7,8 @@ import pytest
 
 import model
 from model.sampling import sampling_probs, top_order
+from tutor.lens import lens_rows
 from tutor.lessons.claims import LENS_PROMPT, WALK_PROMPT, lens_points, measure
-from tutor.panels.logit_lens_panel import lens_rows
 from tutor.view import residual_points
 
 

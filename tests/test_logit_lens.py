@@ -11,16 +11,9 @@ from helpers import make_app, screen_text, settle
 
 import model
 from model import logit_lens, softmax
+from tutor.lens import LensRow, lens_probabilities, lens_rows, top_tokens
 from tutor.lessons.parse import PANELS
-from tutor.panels.logit_lens_panel import (
-    LensRow,
-    LogitLensPanel,
-    guess_text,
-    lens_probabilities,
-    lens_rows,
-    prob_text,
-    top_tokens,
-)
+from tutor.panels.logit_lens_panel import LogitLensPanel, guess_text, prob_text
 from tutor.panels.residual_lines import ResidualLines, shown_others
 from tutor.panels.residual_panel import ResidualPanel, reached_points
 from tutor.panels.stream_panel import StreamPanel
@@ -196,7 +189,6 @@ async def test_the_drawn_lens_rows_are_the_recomputed_ones(store, name: str, lan
             await pilot.press("f6")
             await settle(pilot)
         main = app.main
-        panel = main.query_one(LogitLensPanel)
         text = screen_text(app, "LogitLensPanel")
         if lang == "zh":
             text = text.replace("Logit lens ·", "Logit lens")
@@ -220,7 +212,8 @@ async def test_the_drawn_lens_rows_are_the_recomputed_ones(store, name: str, lan
             assert ("post-norm没有最后的LayerNorm" in joined) == (cfg.norm == "post")
             assert ("这个模型没有LayerNorm" in joined) == (cfg.norm == "none")
             assert ("没有残差连接" in joined) == (not cfg.residual)
-        assert panel.rows_for(main.view()) is panel.rows_for(main.view())  # built once per trace and token
+        once = main.lens.rows(main.gpt, main.trace, main.token)
+        assert once is main.lens.rows(main.gpt, main.trace, main.token)  # read once per trace and token
 
 
 async def test_at_80x24_the_table_stands_in_for_the_lines(store) -> None:
@@ -310,12 +303,11 @@ async def test_at_80x24_the_keyboard_reaches_the_lens_below_the_table(store, key
 async def test_a_big_models_lens_is_read_in_the_worker_and_fills_in(store, monkeypatch) -> None:
     """GPT-2's lens (25 × 768 × 50,257 multiply-adds, ~80 ms) must not hold the keystroke: it is read in a
     worker, one line says so meanwhile, and the rows come in equal to the ones read on the spot."""
-    from tutor.panels import logit_lens_panel
-    from tutor.screens import main as main_screen
+    from tutor import lens
 
-    monkeypatch.setattr(logit_lens_panel, "INLINE_LENS", 0)  # tiny's lens as if it were GPT-2's
+    monkeypatch.setattr(lens, "INLINE_LENS", 0)  # tiny's lens as if it were GPT-2's
     read_in: list[str] = []
-    real = logit_lens_panel.lens_rows
+    real = lens.lens_rows
     release = threading.Event()
 
     def recording(gpt, trace, token):  # type: ignore[no-untyped-def]
@@ -323,7 +315,7 @@ async def test_a_big_models_lens_is_read_in_the_worker_and_fills_in(store, monke
         release.wait(10)  # held until the screen has been looked at
         return real(gpt, trace, token)
 
-    monkeypatch.setattr(main_screen, "lens_rows", recording)  # the screen reads it, in its worker
+    monkeypatch.setattr(lens, "lens_rows", recording)  # read by the lens's runner, in its worker
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+u", *PROMPT)

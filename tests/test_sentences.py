@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 import model
 from model.train import RECIPES
+from tutor.lens import lens_rows
 from tutor.panels.backward_step import norms, residual_sentence
-from tutor.panels.logit_lens_panel import lead_text, lens_rows
+from tutor.panels.logit_lens_panel import lead_text
 from tutor.sentences import EARLIER_NAMED, Sentence, lens_lead, residual_sum, settled_from
 
 PROMPTS = ["猫追狗", "狗追猫", "猫追狗的一只猫", "一只猫", "猫猫猫猫", "的的的", "狗追猫，猫追狗。"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.style import Style
@@ -13,6 +14,9 @@ from model import GPT, Step, Trace
 from tutor import i18n
 from tutor.reach import EVERYTHING, Reach
 from tutor.sampling import Sampling
+
+if TYPE_CHECKING:
+    from tutor.lens import LensRow  # tutor.lens reads the stream points below
 
 FORWARD, BACKWARD = "forward", "backward"  # the directions the step bar can run in
 
@@ -30,6 +34,7 @@ class View:
     direction: str = FORWARD  # BACKWARD: the step bar runs from the unembedding back, the panels show ∂L/∂x
     sampling: Sampling = field(default_factory=Sampling)  # the next-token panel's temperature, top-k, seed, last draw
     reach: Reach = EVERYTHING  # the details the lessons have explained so far (tutor/reach.py)
+    lens: list[LensRow] | None = None  # the cursor token's logit lens, when the screen has it (tutor/lens.py)
 
     @property
     def backward(self) -> bool:

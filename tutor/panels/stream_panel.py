@@ -68,11 +68,6 @@ class StreamPanel(VerticalScroll):
             else:
                 self.move_child(lens, after=table)
 
-    def on_logit_lens_panel_filled(self, event: LogitLensPanel.Filled) -> None:
-        """A big model's lens came from the worker: its height changed, the chart above makes room."""
-        if self._view is not None:
-            self.show(self._view)
-
     def on_resize(self, event: Resize) -> None:
         if self._view is not None and self.room() != self._room:
             self.show(self._view)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from time import monotonic
 from typing import cast
 
@@ -19,6 +20,7 @@ import model
 from model import GPT, Step, Trace
 from tutor.host import Host
 from tutor.i18n import pick, t
+from tutor.lens import LensReadings
 from tutor.lessons.answers import is_answer_link
 from tutor.lessons.display import display_markdown
 from tutor.lessons.links import LessonError, Link, labelled_links, parse_link
@@ -27,7 +29,6 @@ from tutor.lessons.reading import reading_minutes
 from tutor.panels.attention_panel import AttentionPanel
 from tutor.panels.gradient_panel import GradientPanel
 from tutor.panels.layernorm_panel import LayerNormPane
-from tutor.panels.logit_lens_panel import LensRow, LogitLensPanel, lens_rows
 from tutor.panels.next_token_panel import NextTokenPanel, sampled_text
 from tutor.panels.overview_panel import OverviewPanel
 from tutor.panels.residual_panel import ResidualPanel
@@ -84,7 +85,6 @@ TYPING_NOTICE_SECONDS = 4.0  # keys typed into a lesson that fills the window: s
 MODEL_FLASH_SECONDS = 4.0  # a small window's top bar lights the model a lesson switched to, this long
 TURN_FORWARD = ("Forward", "正向计算")  # ctrl+r's label while the pass is shown backwards
 Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it
-LensReading = tuple[Trace, int, list[LensRow]]  # a logit lens read in the worker: for which trace and token
 GENERATE_PAUSE = 0.1  # seconds between the tokens of a run: each is drawn on screen, and keys get in between
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
@@ -165,8 +165,8 @@ class MainScreen(Screen[None]):
         self.place = Place(gpt, home_gpt=gpt)  # where the learner is: every key moves this, then the panels draw it
         self.lang = lang
         self.passes: PassRunner[Ready] = PassRunner(self, "model", self.pass_ready, self.pass_failed)
-        # a big model's logit lens (GPT-2: ~80 ms a token), read beside the passes so that neither cancels the other
-        self.lens_readings: PassRunner[LensReading] = PassRunner(self, "lens", self.lens_read, self.lens_failed)
+        # what a pass brings besides its trace: the logit lens, read on the key or (GPT-2) in a worker of its own
+        self.lens = LensReadings(self, arrived=self.refresh_panels, failed=self.lens_failed)
         self.generate_pause = GENERATE_PAUSE
         self._sample_text: str | None = None  # the prompt with a token just drawn: its pass is the draw's, not typing's
         self._drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
@@ -381,16 +381,7 @@ class MainScreen(Screen[None]):
         if self._requested != (self.prompt, self.gpt, True):
             self.run_model(self.prompt, inline=self.passes.quick_for(self.work_of(self.prompt, True)))
 
-    @on(LogitLensPanel.Wanted)
-    def read_lens(self, event: LogitLensPanel.Wanted) -> None:
-        gpt, trace, token = event.gpt, event.trace, event.token
-        self.lens_readings.run(lambda stop: (trace, token, lens_rows(gpt, trace, token)))
-
-    def lens_read(self, reading: LensReading) -> None:
-        self.query_one(LogitLensPanel).lens_read(*reading)
-
     def lens_failed(self, error: Exception) -> None:
-        self.query_one(LogitLensPanel).lens_failed()
         self.notify(failure_words(error, self.lang), severity="error", markup=False)
 
     def pass_failed(self, error: Exception) -> None:
@@ -544,6 +535,8 @@ class MainScreen(Screen[None]):
         if view is None or not self.is_mounted:
             return False
         tabs = self.query_one("#panels", PanelSwitcher)
+        if tabs.active == "residual" and tabs.display and not self.has_class("-too-small"):
+            view = replace(view, lens=self.lens.rows(view.gpt, view.trace, view.token))  # None: on its way
         drawn = (
             view.step_index,
             view.token,
@@ -551,6 +544,7 @@ class MainScreen(Screen[None]):
             view.direction,
             view.sampling,
             view.reach,
+            view.lens is not None,
             tabs.active,
             self.size,
             self.classes,
