@@ -96,11 +96,11 @@ class GPT:
         table.flags.writeable = False  # every trace's hook_pos_embed is a view of it
         return table
 
-    def position_rows(self, start: int, n: int) -> np.ndarray | None:
+    def position_rows(self, start: int, n: int) -> np.ndarray:
         """Rows start … start+n−1 of the position table: the vectors added to the tokens (sinusoidal,
-        learned) or RoPE's sin/cos angles; None when the model has no positions."""
+        learned) or RoPE's sin/cos angles. A model with no positions (`nope`) has no table: ValueError."""
         if self._position_table is None:
-            return None
+            raise ValueError(f"model {self.name} has no position table (positional = {self.config.positional})")
         return self._position_table[start : start + n]
 
     def with_config(self, **changes: Unpack[ConfigChanges]) -> GPT:
@@ -129,7 +129,6 @@ class GPT:
         rope_pe = None
         if cfg.positional in ("sinusoidal", "learned"):
             pos_embed = self.position_rows(start, n)
-            assert pos_embed is not None  # added positions always have a table
             hook("hook_pos_embed", pos_embed)
             x = x + pos_embed
         elif cfg.positional == "rope":

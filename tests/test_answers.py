@@ -121,8 +121,8 @@ async def test_an_answer_link_opens_the_hint_and_the_key_shows_the_answer(store,
         await settle(pilot)
         await app.open_lesson("layernorm")
         await settle(pilot)
-        answers = lesson_answers(app.main.lesson)
-        shown = display_markdown(app.main.lesson)
+        answers = lesson_answers(app.main.place.lesson)
+        shown = display_markdown(app.main.place.lesson)
         assert f"](tutor:answer?id=layernorm&n={len(answers)})" in shown
         app.follow_now("tutor:answer?id=layernorm&n=2")
         await settle(pilot)
@@ -159,7 +159,7 @@ async def test_f9_lists_the_answers_and_follows_one(store) -> None:
         await pilot.press("f9")
         await settle(pilot)
         text = screen_text(app)
-        count = exercises_in(app.main.lesson)[0]
+        count = exercises_in(app.main.place.lesson)[0]
         assert all(f"Exercise {n}: hint and answer" in text for n in range(1, count + 1))
         hrefs = [href for _, href in app.screen.links]
         await pilot.press(*["down"] * hrefs.index("tutor:answer?id=tokens&n=3"), "enter")

@@ -48,7 +48,7 @@ async def test_prompt_has_focus_and_typing_updates_the_tokens(store) -> None:
         assert app.focused is app.screen.query_one("#prompt")
         await pilot.press("ctrl+u", *"狗追猫的")
         await settle(pilot)
-        trace = app.main.trace
+        trace = app.main.place.trace
         assert trace is not None and trace.pieces == list("狗追猫的")
         text = screen_text(app)
         for pos, (piece, token) in enumerate(zip(trace.pieces, trace.tokens, strict=True)):
@@ -60,18 +60,18 @@ async def test_stepping_through_the_whole_pass_shows_each_steps_numbers(store) -
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+u", *"猫追狗")
         await settle(pilot)
-        trace = app.main.trace
+        trace = app.main.place.trace
         await pilot.press("shift+up")
         for step in trace.steps:
             await pilot.pause()
-            assert app.main.step_index == step.index
+            assert app.main.place.step_index == step.index
             text = screen_text(app)
             assert f"Step {step.index + 1}/{len(trace.steps)} · {step_label(step, 'en')}" in text
             before = np.linalg.norm(trace[step.in_hook][2].astype(np.float64))
             after = np.linalg.norm(trace[step.out_hook][2].astype(np.float64))
             assert f"‖x‖ {before:.3f} → {after:.3f}" in text, screen_text(app, "#stepinfo")
             await pilot.press("down")
-        assert app.main.step_index == len(trace.steps) - 1  # stays on the last step
+        assert app.main.place.step_index == len(trace.steps) - 1  # stays on the last step
 
 
 async def test_layernorm_panel_shows_mu_sigma_and_xhat_of_the_trace(store) -> None:
@@ -81,7 +81,7 @@ async def test_layernorm_panel_shows_mu_sigma_and_xhat_of_the_trace(store) -> No
         await settle(pilot)
         app.main.goto_step_name("blocks.2.ln2")
         await pilot.pause()
-        trace, text = app.main.trace, screen_text(app, "#layernorm")
+        trace, text = app.main.place.trace, screen_text(app, "#layernorm")
         assert "Block 2 · LayerNorm 2: normalising each token's own vector" in text
         x = trace["blocks.2.hook_resid_mid"].astype(np.float64)
         x_hat = trace["blocks.2.ln2.hook_xhat"].astype(np.float64)
@@ -110,7 +110,7 @@ async def test_attention_panel_shows_the_pattern_of_the_selected_head(store) -> 
         app.main.goto_step_name("blocks.1.attn")
         await pilot.press("f4", "f4")
         await pilot.pause()
-        pattern = app.main.trace["blocks.1.attn.hook_pattern"][2]
+        pattern = app.main.place.trace["blocks.1.attn.hook_pattern"][2]
         text = screen_text(app, "#attention")
         assert "Block 1 · head 2/4" in text
         for q, piece in enumerate("猫追狗的"):
@@ -126,10 +126,10 @@ async def test_next_token_panel_and_token_cursor(store) -> None:
         app.main.goto_step_name("unembed")
         await pilot.press("alt+left")
         await pilot.pause()
-        assert app.main.token == 1
+        assert app.main.place.token == 1
         text = screen_text(app)
         assert "After 追 (position 1) the model guesses:" in text
-        ((_, _, prob),) = app.main.trace.top_k(1, position=1)
+        ((_, _, prob),) = app.main.place.trace.top_k(1, position=1)
         assert f"{prob:6.1%}".strip() in text
 
 
@@ -137,18 +137,18 @@ async def test_block_keys_jump_between_blocks(store) -> None:
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        steps = app.main.trace.steps
+        steps = app.main.place.trace.steps
         await pilot.press("pagedown", "pagedown")
-        assert steps[app.main.step_index].name == "blocks.1.ln1"
+        assert steps[app.main.place.step_index].name == "blocks.1.ln1"
         await pilot.press("pageup")
-        assert steps[app.main.step_index].name == "blocks.0.ln1"
+        assert steps[app.main.place.step_index].name == "blocks.0.ln1"
         await pilot.press("shift+down")
-        assert steps[app.main.step_index].name == "unembed"
+        assert steps[app.main.place.step_index].name == "unembed"
         await pilot.press("pageup")
-        assert steps[app.main.step_index].name == "blocks.3.ln1"
+        assert steps[app.main.place.step_index].name == "blocks.3.ln1"
         app.main.query_one("#panels PanelTabs").focus()
         await pilot.press("2")
-        assert steps[app.main.step_index].name == "blocks.2.ln1"
+        assert steps[app.main.place.step_index].name == "blocks.2.ln1"
 
 
 async def test_letter_keys_type_into_the_prompt_and_step_elsewhere(store) -> None:
@@ -156,10 +156,10 @@ async def test_letter_keys_type_into_the_prompt_and_step_elsewhere(store) -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+u", *"jk12")
         await settle(pilot)
-        assert app.main.query_one("#prompt").value == "jk12" and app.main.step_index == 0
+        assert app.main.query_one("#prompt").value == "jk12" and app.main.place.step_index == 0
         app.main.query_one("#panels PanelTabs").focus()
         await pilot.press("j", "j", "k")
-        assert app.main.step_index == 1
+        assert app.main.place.step_index == 1
         await pilot.press("slash")
         assert app.focused is app.main.query_one("#prompt")
 
@@ -191,7 +191,7 @@ async def test_every_variant_steps_end_to_end_and_the_bar_covers_every_step(stor
         for _ in gpt.steps:
             await pilot.press("down")
             assert screen_text(app)  # every panel draws at every step
-        assert app.main.step_index == len(gpt.steps) - 1
+        assert app.main.place.step_index == len(gpt.steps) - 1
         assert short_name(gpt.steps[-1]) == "out"
 
 
@@ -201,17 +201,17 @@ async def test_lesson_opens_with_its_prompt_step_and_panel_and_links_drive_the_p
         await settle(pilot)
         await settle(pilot)
         main = app.main
-        assert main.lesson is not None and main.lesson.id == "demo"
+        assert main.place.lesson is not None and main.place.lesson.id == "demo"
         assert main.query_one("#prompt").value == "狗追猫"
-        assert main.trace.steps[main.step_index].name == "blocks.1.ln2"
+        assert main.place.trace.steps[main.place.step_index].name == "blocks.1.ln2"
         assert main.query_one("#panels").active == "layernorm"
         assert "def layer_norm(" in screen_text(app)  # quoted live from model/
         link = "tutor:show?prompt=%E8%BF%BD%E7%8C%AB%E7%8B%97&step=blocks.0.attn&panel=attention"
         await main.follow(parse_link(link))
         await settle(pilot)
         assert main.query_one("#prompt").value == "追猫狗"
-        assert main.trace.pieces == list("追猫狗")
-        assert main.trace.steps[main.step_index].name == "blocks.0.attn"
+        assert main.place.trace.pieces == list("追猫狗")
+        assert main.place.trace.steps[main.place.step_index].name == "blocks.0.attn"
         assert main.query_one("#panels").active == "attention"
 
 
@@ -247,8 +247,8 @@ async def test_a_click_on_a_lesson_link_follows_it(store, content) -> None:
         left = lesson_view.content_region.x - lesson_view.region.x
         assert await pilot.click(LessonView, offset=(left + x, top + y - round(lesson_view.scroll_y)))
         await settle(pilot)
-        assert app.main.trace.pieces == list("追猫狗")
-        assert app.main.trace.steps[app.main.step_index].name == "blocks.0.attn"
+        assert app.main.place.trace.pieces == list("追猫狗")
+        assert app.main.place.trace.steps[app.main.place.step_index].name == "blocks.0.attn"
         assert app.main.query_one("#panels").active == "attention"
 
 
@@ -281,7 +281,7 @@ async def test_progress_brings_the_learner_back(store, content) -> None:
         await settle(pilot)
         await settle(pilot)
         assert again.main.query_one("#prompt").value == "猫猫"
-        assert again.main.trace.steps[again.main.step_index].name == "unembed"
+        assert again.main.place.trace.steps[again.main.place.step_index].name == "unembed"
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
@@ -353,16 +353,16 @@ async def test_model_switch_to_an_unshipped_variant_is_a_notice(store, tmp_path,
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        trace = app.main.trace
+        trace = app.main.place.trace
         app.clear_notifications()
         assert app.main.switch_model("nope") is False
         await settle(pilot)
         notices = [n for n in app._notifications if "nope" in str(n.message)]
         assert notices and notices[0].severity == "warning", [str(n.message) for n in app._notifications]
-        assert app.main.gpt.name == "tiny" and app.main.trace is trace  # the model and its numbers stay
+        assert app.main.place.gpt.name == "tiny" and app.main.place.trace is trace  # the model and its numbers stay
         assert app.main.switch_model("rope") is True  # a shipped one still switches
         await settle(pilot)
-        assert app.main.gpt.name == "rope" and app.main.trace is not trace  # run again on rope
+        assert app.main.place.gpt.name == "rope" and app.main.place.trace is not trace  # run again on rope
 
 
 @pytest.mark.parametrize("name", ["tiny", "nope", "deep-postnorm"])
@@ -377,8 +377,8 @@ async def test_gpt_config_used_by_the_app_is_the_shipped_one(store, name: str) -
     app = make_app(store, gpt=model.load(name))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        assert app.main.gpt.config == stored
-        trace = app.main.trace
+        assert app.main.place.gpt.config == stored
+        trace = app.main.place.trace
         assert trace["blocks.0.hook_resid_pre"].shape[-1] == stored.d_model
         assert 1 + max(s.block for s in trace.steps if s.block is not None) == stored.n_layers
         assert ("hook_pos_embed" in trace) == (stored.positional in ("sinusoidal", "learned"))
@@ -408,7 +408,7 @@ async def test_no_color_every_step_and_every_panel(store, monkeypatch, size) -> 
         await settle(pilot)
         tabs = app.main.query_one("#panels")
         kinds_seen: set[str] = set()
-        for step in app.main.trace.steps:  # the first step of each kind, in every panel
+        for step in app.main.place.trace.steps:  # the first step of each kind, in every panel
             if step.kind in kinds_seen:
                 continue
             kinds_seen.add(step.kind)
@@ -435,7 +435,7 @@ async def test_lesson_links_can_be_followed_from_the_keyboard(store, content) ->
         await settle(pilot)
         main = app.main
         assert main.query_one("#prompt").value == "追猫狗"
-        assert main.trace.steps[main.step_index].name == "blocks.0.attn"
+        assert main.place.trace.steps[main.place.step_index].name == "blocks.0.attn"
 
 
 async def test_every_link_in_the_shipped_lessons_can_be_followed(store) -> None:
@@ -462,7 +462,7 @@ async def test_every_link_in_the_shipped_lessons_can_be_followed(store) -> None:
         await settle(pilot)
         for (href, context), where in targets.items():
             link = parse_link(href)
-            if context is not None and app.main.gpt.name != context:
+            if context is not None and app.main.place.gpt.name != context:
                 assert app.main.switch_model(context, from_lesson=True), where
                 await settle(pilot)
             await app.main.follow(link)
@@ -474,11 +474,11 @@ async def test_every_link_in_the_shipped_lessons_can_be_followed(store) -> None:
                 app.pop_screen()
                 await settle(pilot)
                 continue
-            assert app.main.gpt.name == link.params.get("model", context), (where, href)
+            assert app.main.place.gpt.name == link.params.get("model", context), (where, href)
             if "prompt" in link.params:
-                assert app.main.prompt == link.params["prompt"], (where, href)
+                assert app.main.place.prompt == link.params["prompt"], (where, href)
             if "step" in link.params:
-                assert app.main.trace.steps[app.main.step_index].name == link.params["step"], (where, href)
+                assert app.main.place.trace.steps[app.main.place.step_index].name == link.params["step"], (where, href)
 
 
 async def test_emptying_the_prompt_clears_every_panel(store) -> None:
@@ -510,7 +510,7 @@ async def test_a_model_named_on_the_command_line_beats_the_saved_one(store, tmp_
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(pilot)
             await settle(pilot)
-            assert app.main.gpt.name == expected
+            assert app.main.place.gpt.name == expected
 
 
 async def test_the_embed_step_states_how_position_enters(store) -> None:
@@ -535,7 +535,7 @@ async def test_a_link_selects_a_token_of_the_prompt_it_sets(store) -> None:
         await settle(pilot)
         await app.main.follow(parse_link("tutor:show?prompt=%E7%8C%AB%E8%BF%BD%E7%8B%97%E7%9A%84&token=1"))
         await settle(pilot)
-        assert app.main.trace.pieces == list("猫追狗的") and app.main.token == 1
+        assert app.main.place.trace.pieces == list("猫追狗的") and app.main.place.token == 1
 
 
 def test_heatmap_headers_fit_their_cells() -> None:
@@ -557,11 +557,11 @@ async def test_in_a_small_window_the_lesson_shown_by_f3_takes_the_keys(store) ->
         await pilot.press("pagedown", "down")
         await settle(pilot)
         assert lesson.max_scroll_y > 30, lesson.virtual_size
-        assert lesson.scroll_y == lesson.scrollable_content_region.height + 1 and app.main.step_index == 0
+        assert lesson.scroll_y == lesson.scrollable_content_region.height + 1 and app.main.place.step_index == 0
         await pilot.press("f3")  # the panels again: the keys step
         assert app.focused is app.main.query_one("#prompt")
         await pilot.press("down")
-        assert app.main.step_index == 1
+        assert app.main.place.step_index == 1
 
 
 async def test_a_new_theme_recolours_the_lesson(store, content) -> None:
@@ -637,7 +637,7 @@ async def test_a_resize_across_the_compact_width_moves_the_focus_to_what_is_show
         lesson = app.main.query_one(LessonView)
         assert app.focused is lesson
         await pilot.press("pagedown")
-        assert lesson.scroll_y > 0 and app.main.step_index == 0
+        assert lesson.scroll_y > 0 and app.main.place.step_index == 0
 
 
 @pytest.mark.parametrize("size", [(100, 24), (62, 30)])
@@ -651,10 +651,10 @@ async def test_panel_tables_fit_their_width_on_the_first_frame_of_a_tab(store, s
     async with app.run_test(size=size) as pilot:
         await pilot.press("ctrl+u", *"the quick brown fox jumps")
         await settle(pilot)
-        for _ in app.main.trace.steps:
+        for _ in app.main.place.trace.steps:
             await pilot.press("down")
             await pilot.pause()
             for panel in (*app.main.query(ResidualPanel), *app.main.query(LayerNormPanel)):
                 if panel.size.width and panel._shown is not None:  # shown: made for the width it has
-                    step = app.main.trace.steps[app.main.step_index].name
+                    step = app.main.place.trace.steps[app.main.place.step_index].name
                     assert panel._width_used == panel.content_size.width, (step, type(panel).__name__)

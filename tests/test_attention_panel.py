@@ -60,7 +60,7 @@ def drawn_maps(mini: MiniMaps) -> tuple[dict[int, dict[tuple[int, int], Segment]
 
 def assert_maps_are_the_pattern(app, block: int) -> MiniMaps:
     """Every head's small map: each cell drawn is its pattern value's glyph on its colour; a masked one a dot."""
-    trace = app.main.trace
+    trace = app.main.place.trace
     mini = app.main.query_one("#attention", AttentionPanel).heads
     pattern = trace[f"blocks.{block}.attn.hook_pattern"].astype(np.float64)
     cells, _ = drawn_maps(mini)
@@ -126,7 +126,7 @@ async def test_every_small_map_is_its_heads_pattern_and_the_big_one_the_selected
         assert [m.selected for m in mini.maps] == [h == 1 for h in range(4)]
         text = screen_text(app, "#attention")
         assert "Block 1 · head 1/4" in text and "· = masked" in text
-        pattern = app.main.trace["blocks.1.attn.hook_pattern"][1]
+        pattern = app.main.place.trace["blocks.1.attn.hook_pattern"][1]
         last = len(PROMPT) - 1
         row = next(line.split()[2:] for line in text.split("\n") if line.startswith(f"{last} {PROMPT[last]} "))
         assert row == [f"{p:.2f}" for p in pattern[last]]
@@ -141,7 +141,7 @@ async def test_the_read_out_is_the_selected_rows_argmax_and_entropy(store) -> No
         await pilot.press("f4", "f4", "alt+left")
         await pilot.pause()
         q = len(PROMPT) - 2
-        row = app.main.trace["blocks.0.attn.hook_pattern"][2, q].astype(np.float64)[: q + 1]
+        row = app.main.place.trace["blocks.0.attn.hook_pattern"][2, q].astype(np.float64)[: q + 1]
         k = int(np.argmax(row))
         entropy = -sum(p * math.log2(p) for p in row if p > 0)
         text = " ".join(screen_text(app, "#attention").split())
@@ -169,7 +169,7 @@ async def test_the_selected_query_is_marked_in_every_map_and_follows_the_token_k
         for keys in ([], ["alt+left"], ["alt+left", "alt+left"], ["alt+right"]):
             await pilot.press(*keys)
             await pilot.pause()
-            token = app.main.token
+            token = app.main.place.token
             _, marked = drawn_maps(panel.heads)
             assert all(rows == {token} for rows in marked.values()), (token, marked)
             grid = panel.grid
@@ -190,7 +190,7 @@ async def test_a_long_prompt_keeps_the_selected_query_in_the_window(store) -> No
         for moves in (0, 25, 34):  # the last token, one in the middle, the first
             await pilot.press(*["alt+left"] * moves)
             await pilot.pause()
-            token = app.main.token
+            token = app.main.place.token
             layout = panel.heads.current_layout()
             assert len(layout.rows) < len(LONG) and token in layout.rows and token in layout.cols
             _, marked = drawn_maps(panel.heads)
@@ -200,13 +200,13 @@ async def test_a_long_prompt_keeps_the_selected_query_in_the_window(store) -> No
             assert f"{token} {LONG[token]}" in header  # the big grid scrolled sideways to the query's own key
             shown = " ".join(screen_text(app, "#attention").split())
             assert f"rows {layout.rows[0]}–{layout.rows[-1]}, columns {layout.cols[0]}–{layout.cols[-1]} of 60" in shown
-        assert app.main.token == 0
+        assert app.main.place.token == 0
         stayed = 0  # moves that kept a window a centred one would have moved
         for _ in range(30):
             before = panel.heads.current_layout()
             await pilot.press("alt+right")
             await pilot.pause()
-            token, after = app.main.token, panel.heads.current_layout()
+            token, after = app.main.place.token, panel.heads.current_layout()
             if token in before.rows and token in before.cols:  # still inside: the window stays, the marker moves
                 assert (after.rows, after.cols) == (before.rows, before.cols)
                 stayed += after.rows != window(len(after.rows), len(LONG), token)
@@ -259,7 +259,7 @@ async def test_at_80x24_the_big_grid_stays_alone_with_a_line_of_heads(store) -> 
         assert panel.has_class("-small") and not panel.heads.display
         text = screen_text(app, "#attention")
         assert "Heads: 0 [1] 2 3" in text and "All 4 heads" not in text
-        pattern = app.main.trace["blocks.1.attn.hook_pattern"][1]
+        pattern = app.main.place.trace["blocks.1.attn.hook_pattern"][1]
         row = next(line.split()[2:] for line in text.split("\n") if line.startswith("3 的 "))
         assert row == [f"{p:.2f}" for p in pattern[3]]
 
@@ -373,8 +373,8 @@ async def test_a_gpt2_folder_with_twelve_heads_and_bpe_pieces(store, tmp_path) -
         await pilot.pause()
         mini = assert_maps_are_the_pattern(app, 1)
         assert len(mini.maps) == 12
-        trace = app.main.trace
-        q = app.main.token
+        trace = app.main.place.trace
+        q = app.main.place.token
         row = trace["blocks.1.attn.hook_pattern"][0, q].astype(np.float64)[: q + 1]
         k = int(np.argmax(row))
         pieces = [visible_piece(p) for p in trace.pieces]

@@ -31,11 +31,11 @@ async def test_ctrl_r_turns_the_pass_round_and_shows_the_loss_each_positions_los
         await pilot.press("shift+up", "ctrl+r")
         await settle(pilot)
         main = app.main
-        trace = main.trace
+        trace = main.place.trace
         assert main.place.backward and trace is not None and trace.has_grads
-        assert trace.steps[main.step_index].name == "unembed"  # b at the embedding: the gradient's start
+        assert trace.steps[main.place.step_index].name == "unembed"  # b at the embedding: the gradient's start
         assert main.query_one("#panels").active == "gradient"  # type: ignore[attr-defined]
-        assert main.token == 3  # off the last token, which no gradient reaches
+        assert main.place.token == 3  # off the last token, which no gradient reaches
         text = screen_text(app)
         assert "backward" in text and f"L = {trace.loss:.3f}" in text
         assert trace.losses is not None
@@ -48,14 +48,14 @@ async def test_ctrl_r_turns_the_pass_round_and_shows_the_loss_each_positions_los
         # the bar steps back: ↓ is the final LayerNorm, with ∂L/∂γ and ∂L/∂β
         await pilot.press("down")
         await settle(pilot)
-        assert trace.steps[main.step_index].name == "ln_final"
+        assert trace.steps[main.place.step_index].name == "ln_final"
         text = screen_text(app)
         assert f"‖∂L/∂γ‖ {grad_text(norm(trace.param_grads['ln_final.g']))}" in text
         assert f"‖∂L/∂β‖ {grad_text(norm(trace.param_grads['ln_final.b']))}" in text
         # ↓ again: block 3's residual add, the two paths for every token
         await pilot.press("down")
         await settle(pilot)
-        step = trace.steps[main.step_index]
+        step = trace.steps[main.place.step_index]
         assert step.name == "blocks.3.mlp_add"
         identity, through_f, total = trace.residual_paths(step)
         text = screen_text(app)
@@ -66,10 +66,10 @@ async def test_ctrl_r_turns_the_pass_round_and_shows_the_loss_each_positions_los
         ratio = norm(total[3]) / norm(identity[3])
         assert f"sum ÷ identity = {ratio:.2f}" in text.replace("\n", " ").replace("  ", " ")
         # ctrl+r again: forwards, at the same step
-        index = main.step_index
+        index = main.place.step_index
         await pilot.press("ctrl+r")
         await settle(pilot)
-        assert not main.place.backward and main.step_index == index
+        assert not main.place.backward and main.place.step_index == index
         assert main.query_one("#panels").active == "residual"  # type: ignore[attr-defined]
 
 
@@ -83,10 +83,10 @@ async def test_the_gradient_chart_shows_the_vanishing_gradient_of_deep_noresidua
         await type_prompt(pilot, "猫追狗的一只")
         await pilot.press("ctrl+r", "shift+down")  # backwards to its last step: the embedding
         await settle(pilot)
-        main, trace = app.main, app.main.trace
-        assert trace is not None and trace.steps[main.step_index].kind == "embed"
+        main, trace = app.main, app.main.place.trace
+        assert trace is not None and trace.steps[main.place.step_index].kind == "embed"
         points = residual_points(trace)
-        grads = [norm(trace[p.hook + "_grad"][main.token]) for p in points]
+        grads = [norm(trace[p.hook + "_grad"][main.place.token]) for p in points]
         assert grads[-1] > 1e-4 and grads[1] < 1e-20  # vanished on its way down sixteen blocks
         text = screen_text(app)
         assert "(log)" in text
@@ -108,7 +108,7 @@ async def test_the_similarity_panel_shows_the_collapse_without_residuals(store) 
         await settle(pilot)
         app.main.query_one("#panels").active = "similarity"  # type: ignore[attr-defined]
         await settle(pilot)
-        trace = app.main.trace
+        trace = app.main.place.trace
         assert trace is not None
         x = trace["blocks.0.hook_resid_post"]
         mean = mean_position_similarity(x[None].astype(np.float64))
@@ -141,14 +141,14 @@ async def test_the_gradient_panel_forwards_runs_the_pass_with_gradients(store) -
         await settle(pilot)
         await pilot.press("f3")
         await type_prompt(pilot, "猫追狗")
-        assert app.main.trace is not None and not app.main.trace.has_grads  # forwards: no gradient work
+        assert app.main.place.trace is not None and not app.main.place.trace.has_grads  # forwards: no gradient work
         app.main.query_one("#panels").active = "gradient"  # type: ignore[attr-defined]
         await settle(pilot)
-        trace = app.main.trace
+        trace = app.main.place.trace
         assert trace is not None and trace.has_grads and not app.main.place.backward
         assert f"L = {trace.loss:.3f}" in screen_text(app)
         await type_prompt(pilot, "猫追狗的")  # each new pass too, while the panel is shown
-        assert app.main.trace is not None and app.main.trace.has_grads
+        assert app.main.place.trace is not None and app.main.place.trace.has_grads
 
 
 async def test_a_one_token_prompt_backwards_says_why_there_is_no_gradient(store) -> None:
@@ -159,10 +159,10 @@ async def test_a_one_token_prompt_backwards_says_why_there_is_no_gradient(store)
         await type_prompt(pilot, "猫")
         await pilot.press("ctrl+r")
         await settle(pilot)
-        assert app.main.place.backward and app.main.trace is not None and not app.main.trace.has_grads
+        assert app.main.place.backward and app.main.place.trace is not None and not app.main.place.trace.has_grads
         assert "至少要 2 个词元" in screen_text(app)
         await type_prompt(pilot, "猫追")  # one more token: the gradient comes
-        assert app.main.trace is not None and app.main.trace.has_grads
+        assert app.main.place.trace is not None and app.main.place.trace.has_grads
         assert "反向" in screen_text(app)
 
 
@@ -176,9 +176,9 @@ async def test_a_lesson_link_opens_the_backward_walk(store) -> None:
         await app.main.follow(parse_link(href))
         await settle(pilot)
         main = app.main
-        assert main.gpt.name == "noresidual" and main.place.backward
-        assert main.trace is not None and main.trace.has_grads and main.token == 5
-        assert main.trace.steps[main.step_index].name == "unembed"
+        assert main.place.gpt.name == "noresidual" and main.place.backward
+        assert main.place.trace is not None and main.place.trace.has_grads and main.place.token == 5
+        assert main.place.trace.steps[main.place.step_index].name == "unembed"
         assert main.query_one("#panels").active == "gradient"  # type: ignore[attr-defined]
         await app.main.follow(parse_link("tutor:show?direction=forward"))
         await settle(pilot)

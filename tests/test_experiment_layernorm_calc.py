@@ -145,7 +145,7 @@ async def test_layernorm_calculator_takes_the_models_vector(store) -> None:
         await open_experiment(pilot, "layernorm-calc")
         await pilot.press("alt+m")
         await settle(pilot)
-        trace = app.main.gpt.run(app.main.prompt)
+        trace = app.main.place.gpt.run(app.main.place.prompt)
         worked = app.screen.worked
         assert np.allclose(worked.y, trace["blocks.0.ln1.hook_normalized"][-1], atol=1e-5)
         assert "differs by at most" in screen_text(app)

@@ -51,7 +51,7 @@ async def test_positions_rerun_the_model_off_training(store) -> None:
         await settle(pilot)
         screen = app.screen
         assert screen.base == 1e6
-        gpt = app.main.gpt
+        gpt = app.main.place.gpt
         prompt = screen.prompt
         trained = gpt.run(prompt).top_k(5)
         changed = gpt.with_config(pos_base=1e6).run(prompt).top_k(5)

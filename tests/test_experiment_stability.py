@@ -460,7 +460,7 @@ async def test_a_run_that_is_a_shipped_model_opens_in_the_main_screen(store, tmp
         assert "o Open" not in screen_text(app) and "No shipped model is this run." in flat(app)
         await press(pilot, "n", "o")
         await settle(pilot)
-        assert app.screen is app.main and app.main.gpt.name == "nonorm"
+        assert app.screen is app.main and app.main.place.gpt.name == "nonorm"
 
 
 def test_a_recipe_added_later_is_found_by_its_key(tmp_path, monkeypatch) -> None:

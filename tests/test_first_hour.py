@@ -106,24 +106,24 @@ async def test_a_lesson_opens_on_its_own_model_and_says_so(store, two_lessons, l
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         main = app.main
-        assert main.lesson.id == "plain" and main.gpt.name == "tiny"
+        assert main.place.lesson.id == "plain" and main.place.gpt.name == "tiny"
         await main.follow(parse_link("tutor:show?model=postnorm"))  # a link switches the model
         await settle(pilot)
-        assert main.gpt.name == "postnorm"
+        assert main.place.gpt.name == "postnorm"
         await pilot.press("f8")
         await settle(pilot)
-        assert main.lesson.id == "roped" and main.gpt.name == "rope"
-        assert main.trace is not None and main.trace.pieces == list("狗追猫")
+        assert main.place.lesson.id == "roped" and main.place.gpt.name == "rope"
+        assert main.place.trace is not None and main.place.trace.pieces == list("狗追猫")
         assert any(opens_on in message for message in notices(app))
         await pilot.press("f7")  # back: the default model, not the one the previous lesson (or a link) chose
         await settle(pilot)
-        assert main.lesson.id == "plain" and main.gpt.name == "tiny"
+        assert main.place.lesson.id == "plain" and main.place.gpt.name == "tiny"
         assert any(back_to in message for message in notices(app))
-        assert main.trace is not None and main.trace.pieces == list("猫追狗")
+        assert main.place.trace is not None and main.place.trace.pieces == list("猫追狗")
         app.clear_notifications()
         app.open_lesson_now("plain")  # the same model: no notice
         await settle(pilot)
-        assert main.gpt.name == "tiny" and not [m for m in notices(app) if "model" in m or "模型" in m]
+        assert main.place.gpt.name == "tiny" and not [m for m in notices(app) if "model" in m or "模型" in m]
 
 
 async def test_resuming_keeps_the_learners_model_but_another_lesson_opens_on_its_own(store, two_lessons) -> None:
@@ -132,17 +132,17 @@ async def test_resuming_keeps_the_learners_model_but_another_lesson_opens_on_its
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         main = app.main
-        assert main.lesson.id == "plain" and main.gpt.name == "postnorm"  # where the learner left off
+        assert main.place.lesson.id == "plain" and main.place.gpt.name == "postnorm"  # where the learner left off
         assert main.query_one("#prompt").value == "猫猫"
         await pilot.press("f8", "f7")
         await settle(pilot)
-        assert main.lesson.id == "plain" and main.gpt.name == "tiny"
+        assert main.place.lesson.id == "plain" and main.place.gpt.name == "tiny"
 
     store.save(Progress(last={"lesson": "gone", "model": "postnorm"}))  # a lesson no longer there: the first one
     again = make_app(store, two_lessons)
     async with again.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        assert again.main.lesson.id == "plain" and again.main.gpt.name == "tiny"
+        assert again.main.place.lesson.id == "plain" and again.main.place.gpt.name == "tiny"
 
 
 # -- item 5: a small window starts on the lesson, which scrolls from a key in the footer -----------
@@ -158,7 +158,7 @@ async def test_a_new_learner_in_a_small_window_starts_on_lesson_one(store) -> No
         assert "How to use the tutor" in screen_text(app)
         assert await footer_has(pilot, "PgDn Scroll"), footer(app)
         await pilot.press("pagedown")
-        assert lesson.scroll_y > 0 and main.step_index == 0
+        assert lesson.scroll_y > 0 and main.place.step_index == 0
         await pilot.press("f3")  # the panels; a returning learner starts where they left
         await settle(pilot)
         assert main.query_one("#work").display and app.focused is main.query_one("#prompt")
@@ -196,13 +196,13 @@ async def test_the_lesson_beside_the_panels_scrolls_from_a_key_in_the_footer(sto
         assert lesson.scroll_y > lesson.scrollable_content_region.height
         await pilot.press("alt+up")
         assert 0 < lesson.scroll_y <= lesson.scrollable_content_region.height + 1
-        assert main.step_index == 0 and app.focused is main.query_one("#prompt")  # the panels did not move
+        assert main.place.step_index == 0 and app.focused is main.query_one("#prompt")  # the panels did not move
         await pilot.press("f3")  # the lesson hidden: the same key scrolls the panel, and leaves the lesson be
         await settle(pilot)
         assert await footer_has(pilot, label), footer(app)
         where = lesson.scroll_y
         await pilot.press("alt+down")
-        assert lesson.scroll_y == where and main.step_index == 0
+        assert lesson.scroll_y == where and main.place.step_index == 0
 
 
 def test_lesson_one_says_how_to_scroll_it_in_both_languages() -> None:
@@ -224,7 +224,7 @@ async def test_f8_marks_a_lesson_done_only_when_read_to_its_end(store, two_lesso
         await pilot.press("alt+down")  # a page, not the end
         await pilot.press("f8")
         await settle(pilot)
-        assert main.lesson.id == "roped" and app.progress.done == []
+        assert main.place.lesson.id == "roped" and app.progress.done == []
         assert any("Not marked done" in message for message in notices(app))
         await pilot.press("f7")
         await settle(pilot)
@@ -247,7 +247,7 @@ async def test_the_last_lesson_shows_its_tick_at_once_and_a_passed_quick_check_c
         await settle(pilot)
         main = app.main
         lesson = main.query_one(LessonView)
-        assert main.lesson.id == "roped"
+        assert main.place.lesson.id == "roped"
         await pilot.press("f8")
         await settle(pilot)
         assert app.progress.done == [] and lesson.plain_lines[0] == "Lesson 2/2 · 3 min read"
@@ -306,14 +306,14 @@ async def test_a_long_paste_keeps_the_selected_token_in_the_strip_and_the_attent
         await settle(pilot)
         main.query_one("#panels").active = "attention"
         await settle(pilot)
-        assert main.token == 63
+        assert main.place.token == 63
         strip = screen_text(app, "#tokens")
         assert "4936 dropped" in " ".join(strip.split()) and "▸63 的" in strip, strip
         rows = screen_text(app, "#attention").splitlines()
         assert any(line.startswith("63 的") for line in rows), rows
         await pilot.press(*["alt+left"] * 40)
         await settle(pilot)
-        assert main.token == 23
+        assert main.place.token == 23
         assert "▸23 的" in screen_text(app, "#tokens")
         rows = screen_text(app, "#attention").splitlines()
         assert any(line.startswith("23 的") for line in rows), rows
@@ -354,7 +354,7 @@ async def test_a_lesson_s_model_switch_is_said_without_covering_the_lesson(store
         notices = [notice.message for notice in app._notifications]
         topbar = app.main.query_one("#topbar", Static).visual
         lit = any("reverse" in str(span.style) for span in getattr(topbar, "spans", []))
-        assert app.main.gpt.name == "nope"
+        assert app.main.place.gpt.name == "nope"
         if size == (80, 24):
             assert not any("nope" in notice for notice in notices) and lit, (notices, app.main.classes)
             await pilot.pause(1.8)

@@ -475,7 +475,7 @@ async def test_a_768_wide_model_points_at_its_largest_dimensions(tmp_path: Path)
     app, running = await _app_with(tmp_path / "wide", tmp_path)
     async with running as pilot:
         await _type(pilot, app, "The cat chased")
-        trace = app.main.trace
+        trace = app.main.place.trace
         x = trace["blocks.0.hook_resid_pre"][-1]
         dims = top_dims(x)
         assert abs(dims[0][1]) == np.abs(x).max()
@@ -499,16 +499,16 @@ async def test_twelve_blocks_and_heads_stay_navigable(tmp_path: Path) -> None:
         await pilot.pause()
         screen = _screen(app)
         assert "B11" in screen and " out " in screen  # the step bar scrolled to the end
-        assert app.main.trace.steps[app.main.step_index].name == "unembed"
+        assert app.main.place.trace.steps[app.main.place.step_index].name == "unembed"
         for _ in range(3):
             await pilot.press("pageup")
-        assert app.main.trace.steps[app.main.step_index].name == "blocks.9.ln1"
+        assert app.main.place.trace.steps[app.main.place.step_index].name == "blocks.9.ln1"
         await pilot.pause()
         bar = app.main.query_one(StepBar)
         assert "B9" in "".join(s.text for s in bar.render_line(0))
         for _ in range(13):
             await pilot.press("f4")
-        assert app.main.head == 1  # 12 heads, round and round
+        assert app.main.place.head == 1  # 12 heads, round and round
 
 
 async def test_residual_norms_across_orders_of_magnitude_get_log_bars(tmp_path: Path) -> None:
@@ -546,15 +546,15 @@ async def test_a_long_prompt_keeps_the_token_cursor_in_the_strip(tmp_path: Path)
     app, running = await _app_with(tmp_path / "m", tmp_path, size=(80, 24))
     async with running as pilot:
         await _type(pilot, app, "the cat sat on the wall and the dog ran " * 3)
-        n = len(app.main.trace.tokens)
+        n = len(app.main.place.trace.tokens)
         assert n > 20
         strip = lambda: str(app.main.query_one("#tokens").render())  # noqa: E731
         assert f"▸{n - 1} " in strip()
         await pilot.press("alt+left", "alt+left")
-        assert app.main.token == n - 3
+        assert app.main.place.token == n - 3
         app.main.action_move_token(-n)
         await pilot.pause()
-        assert app.main.token == 0 and "▸0 " in strip()
+        assert app.main.place.token == 0 and "▸0 " in strip()
 
 
 def test_a_stale_forward_pass_stops_early(tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ async def test_the_lines_are_the_norms_and_mark_the_step(store) -> None:
         await settle(pilot)
         main = app.main
         assert main.query_one("#panels").active == "residual"  # type: ignore[attr-defined]
-        trace, token = main.trace, main.token
+        trace, token = main.place.trace, main.place.token
         lines = main.query_one(ResidualLines)
         assert lines.display and lines.size.height >= 9
         points = residual_points(trace)
@@ -140,7 +140,7 @@ async def test_the_lines_are_the_norms_and_mark_the_step(store) -> None:
         assert "┊ this step: B0 attn" in text and "emb" in text and "B3" in text
         await pilot.press("alt+left")  # another token: its line on top
         await settle(pilot)
-        assert lines.series[0].ys == norms[:, main.token].tolist()
+        assert lines.series[0].ys == norms[:, main.place.token].tolist()
 
 
 def test_shown_others_are_the_nearest() -> None:
@@ -179,8 +179,8 @@ async def test_the_drawn_lens_rows_are_the_recomputed_ones(store, name: str, lan
     async with app.run_test(size=size) as pilot:
         await pilot.press("ctrl+u", *PROMPT)
         await settle(pilot)
-        adds = [s.index for s in app.main.trace.steps if s.kind == "residual"]
-        steps = adds[:1] if adds else [s.index for s in app.main.trace.steps if s.kind == "mlp"][:1]
+        adds = [s.index for s in app.main.place.trace.steps if s.kind == "residual"]
+        steps = adds[:1] if adds else [s.index for s in app.main.place.trace.steps if s.kind == "mlp"][:1]
         await pilot.press(*["down"] * steps[0])
         await settle(pilot)
         for _ in range(len(PANELS)):  # a residual add opens the Residual tab; without residuals F6 goes there
@@ -192,7 +192,7 @@ async def test_the_drawn_lens_rows_are_the_recomputed_ones(store, name: str, lan
         text = screen_text(app, "LogitLensPanel")
         if lang == "zh":
             text = text.replace("Logit lens ·", "Logit lens")
-        trace, token = main.trace, main.token
+        trace, token = main.place.trace, main.place.token
         rows = lens_rows(gpt, trace, token)
         k = 3 if "top 3" in text or "前 3 个" in text else 2
         drawn = drawn_lens_rows(text, [row.point.label(lang) for row in rows])
@@ -212,8 +212,8 @@ async def test_the_drawn_lens_rows_are_the_recomputed_ones(store, name: str, lan
             assert ("post-norm没有最后的LayerNorm" in joined) == (cfg.norm == "post")
             assert ("这个模型没有LayerNorm" in joined) == (cfg.norm == "none")
             assert ("没有残差连接" in joined) == (not cfg.residual)
-        once = main.lens.rows(main.gpt, main.trace, main.token)
-        assert once is main.lens.rows(main.gpt, main.trace, main.token)  # read once per trace and token
+        once = main.lens.rows(main.place.gpt, main.place.trace, main.place.token)
+        assert once is main.lens.rows(main.place.gpt, main.place.trace, main.place.token)  # read once each
 
 
 async def test_at_80x24_the_table_stands_in_for_the_lines(store) -> None:
@@ -262,7 +262,7 @@ async def test_a_step_key_repaints_the_marker_and_two_lens_rows_not_the_whole_ta
             monkeypatch.setattr(widget, "refresh", spy)
         await pilot.press("down")  # the MLP's residual add: the same tab, the next stream point
         await settle(pilot)
-        assert main.trace.steps[main.step_index].name == "blocks.0.mlp_add"
+        assert main.place.trace.steps[main.place.step_index].name == "blocks.0.mlp_add"
         chart_regions = [r for w, regions, _ in calls if w is lines for r in regions]
         lens_regions = [r for w, regions, _ in calls if w is lens for r in regions]
         assert chart_regions and all(r.width == 1 for r in chart_regions[1:]) and chart_regions[0].height == 1
@@ -294,7 +294,7 @@ async def test_at_80x24_the_keyboard_reaches_the_lens_below_the_table(store, key
         await pilot.press(key, key)
         await settle(pilot)
         assert panel.scroll_y == panel.max_scroll_y and "leads only at the last point" in screen_text(app)
-        assert app.main.trace.steps[app.main.step_index].kind == "residual"  # the step stayed put
+        assert app.main.place.trace.steps[app.main.place.step_index].kind == "residual"  # the step stayed put
         await pilot.press("alt+pageup" if key == "alt+pagedown" else "alt+up")
         await settle(pilot)
         assert panel.scroll_y < panel.max_scroll_y
@@ -328,6 +328,6 @@ async def test_a_big_models_lens_is_read_in_the_worker_and_fills_in(store, monke
         await settle(pilot)
         assert read_in and all(name != threading.main_thread().name for name in read_in)
         text = screen_text(app, "LogitLensPanel")
-        rows = real(main.gpt, main.trace, main.token)
+        rows = real(main.place.gpt, main.place.trace, main.place.token)
         assert drawn_lens_rows(text, [row.point.label("en") for row in rows]) == [expected_fields(r, 3) for r in rows]
         assert "in the background" not in text

@@ -44,12 +44,12 @@ async def test_the_overview_follows_the_step_keys_and_a_click_on_a_box_goes_ther
             await settle(pilot)
         main.query_one("#panels").active = "overview"
         await settle(pilot)
-        before = main.step_index
+        before = main.place.step_index
         await pilot.press("down")
         await settle(pilot)
-        assert main.step_index == before + 1
+        assert main.place.step_index == before + 1
         assert main.query_one("#panels").active == "overview"  # it shows every step: a step key keeps it
         assert "▸" in screen_text(app, "#overview")
         main.action_goto_step(7)  # what a click on the eighth box does
         await settle(pilot)
-        assert main.step_index == 7 and main.query_one("#panels").active == "overview"
+        assert main.place.step_index == 7 and main.query_one("#panels").active == "overview"

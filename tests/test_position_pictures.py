@@ -168,7 +168,7 @@ def pictures_of(app) -> PositionPictures:
 
 async def test_vectors_panel_draws_the_sinusoidal_table(store) -> None:
     app = make_app(store)
-    gpt = app.main.gpt
+    gpt = app.main.place.gpt
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+u", *"猫追狗")
         await settle(pilot)

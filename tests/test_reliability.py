@@ -152,12 +152,12 @@ async def test_the_prompt_takes_any_paste_and_says_when_it_is_cut(tmp_path: Path
             await settle(pilot)
             await pilot.press("down", "pagedown")
             await settle(pilot)
-            assert app.main.prompt == prompt.value
-            assert app.main.trace is not None
-            assert app.main.trace.tokens == app.main.gpt.prompt_tokens(prompt.value)[0]
+            assert app.main.place.prompt == prompt.value
+            assert app.main.place.trace is not None
+            assert app.main.place.trace.tokens == app.main.place.gpt.prompt_tokens(prompt.value)[0]
         await pilot.press("ctrl+u", *"猫追狗")
         await settle(pilot)
-        assert app.main.trace.pieces == list("猫追狗")
+        assert app.main.place.trace.pieces == list("猫追狗")
         await pilot.press("ctrl+u")
         prompt.post_message(events.Paste("狗" * 10_000))
         await settle(pilot)
@@ -167,7 +167,7 @@ async def test_the_prompt_takes_any_paste_and_says_when_it_is_cut(tmp_path: Path
 
 async def test_a_model_that_raises_is_a_notice_and_the_app_goes_on(tmp_path: Path, monkeypatch) -> None:
     app = make_app(ProgressStore(tmp_path / "progress.json"))
-    real_run = app.main.gpt.run
+    real_run = app.main.place.gpt.run
 
     def run(prompt, stop=None):
         if "boom" in prompt:
@@ -176,13 +176,13 @@ async def test_a_model_that_raises_is_a_notice_and_the_app_goes_on(tmp_path: Pat
 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        monkeypatch.setattr(app.main.gpt, "run", run)
+        monkeypatch.setattr(app.main.place.gpt, "run", run)
         await pilot.press("ctrl+u", *"boom")
         await settle(pilot)
         assert any("RuntimeError: a bug in a model" in notice for notice in notices(app))
         await pilot.press("ctrl+u", *"猫追狗")
         await settle(pilot)
-        assert app.main.trace.pieces == list("猫追狗")
+        assert app.main.place.trace.pieces == list("猫追狗")
 
 
 # -- 2. broken files ----------------------------------------------------------------------------------
@@ -274,11 +274,11 @@ async def test_broken_lessons_show_warnings_and_the_app_goes_on(tmp_path: Path, 
         for lesson in app.lessons:
             await app.open_lesson(lesson.id)
             await settle(pilot)
-            assert app.main.lesson is lesson
+            assert app.main.place.lesson is lesson
             if lesson.warnings:
                 assert "⚠" in screen_text(app, "#lesson")
             await pilot.press("down")
-        assert app.main.gpt.name == "tiny"  # the "/etc/passwd" model of 05-types was refused
+        assert app.main.place.gpt.name == "tiny"  # the "/etc/passwd" model of 05-types was refused
         await pilot.press("f8")
         await settle(pilot)
     from tutor.lessons.check import check_content
@@ -338,7 +338,7 @@ async def test_odd_values_in_a_valid_progress_file_do_not_break_the_app_or_tutor
         await pilot.press("down", "f2")
         await settle(pilot)
         await pilot.press("escape")
-        assert app.main.trace is not None and app.main.gpt.name == "tiny"
+        assert app.main.place.trace is not None and app.main.place.gpt.name == "tiny"
     result = run_tutor("progress", "--lang", "en", cwd=tmp_path, env={"TUTOR_STATE_DIR": str(path.parent)})
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert "Lessons: 1 of" in result.stdout and "no-such-lesson" in result.stdout
@@ -356,7 +356,7 @@ async def test_a_state_folder_that_cannot_be_written_is_said_and_the_app_runs(tm
         assert any("cannot save progress" in notice for notice in notices(app))
         await pilot.press("down")
         await settle(pilot)
-        assert app.main.step_index == 3
+        assert app.main.place.step_index == 3
 
 
 async def test_a_full_disk_is_said_in_the_app_and_saving_resumes_at_the_next_change_and_on_exit(
@@ -378,14 +378,14 @@ async def test_a_full_disk_is_said_in_the_app_and_saving_resumes_at_the_next_cha
             await pilot.press("down")
             await pilot.pause(0.7)  # the deferred save
             await settle(pilot)
-            step = app.main.gpt.steps[app.main.step_index].name
+            step = app.main.place.gpt.steps[app.main.place.step_index].name
             assert (saved_step() == step) != full
             if said:
                 assert said in notices(app)[-1]
         disk.full = False  # space is back, and the learner leaves before the deferred save
         await pilot.press("down")
         await settle(pilot)
-        step = app.main.gpt.steps[app.main.step_index].name
+        step = app.main.place.gpt.steps[app.main.place.step_index].name
     assert saved_step() == step
 
 
@@ -393,7 +393,7 @@ async def test_a_full_disk_is_said_in_the_app_and_saving_resumes_at_the_next_cha
 
 
 async def test_a_storm_of_resizes(tmp_path: Path) -> None:
-    from tutor.screens.main import COMPACT_WIDTH, MIN_HEIGHT, MIN_WIDTH, WIDE_WIDTH
+    from tutor.layout import COMPACT_WIDTH, MIN_HEIGHT, MIN_WIDTH, WIDE_WIDTH
 
     rng = random.Random(4)
     sizes = [(10, 4), (300, 100), (MIN_WIDTH - 1, MIN_HEIGHT), (MIN_WIDTH, MIN_HEIGHT), (80, 24)]
@@ -414,7 +414,7 @@ async def test_a_storm_of_resizes(tmp_path: Path) -> None:
                 assert "Make the window larger" not in notice
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
-        assert app.main.trace is not None and "Step " in screen_text(app)
+        assert app.main.place.trace is not None and "Step " in screen_text(app)
 
 
 MODAL_KEYS = {"f2": "Tokens and embeddings", "f9": "", "f10": "Experiment", "ctrl+p": "Lesson 1", "f1": "F2"}

@@ -161,8 +161,8 @@ async def test_the_panel_shows_the_recomputed_softmax_as_temperature_and_top_k_c
         await settle(pilot)
         app.main.goto_step_name("unembed")
         await pilot.pause()
-        logits = app.main.trace.logits[-1]
-        tokenizer = app.main.trace.tokenizer
+        logits = app.main.place.trace.logits[-1]
+        tokenizer = app.main.place.trace.tokenizer
 
         def pieces(token: int) -> str:
             return visible_piece(tokenizer.piece(token))
@@ -204,7 +204,7 @@ async def test_pilot_the_sample_key_appends_one_token_computing_one_new_position
         app.main.goto_step_name("unembed")
         await pilot.press("alt+shift+t", "alt+shift+k", "alt+shift+k")  # T = 0.7, top-k = 10
         await settle(pilot)
-        gpt, before = app.main.gpt, app.main.trace
+        gpt, before = app.main.place.gpt, app.main.place.trace
         settings = app.main.place.sampling
         assert (settings.temperature, settings.top_k) == (0.7, 10)
         expected = sample(before.logits[-1], settings.temperature, settings.top_k, sample_rng(settings.seed, 0))
@@ -217,11 +217,11 @@ async def test_pilot_the_sample_key_appends_one_token_computing_one_new_position
         finally:
             del gpt.run
         assert runs == []  # no full pass: neither for the draw nor for the prompt box's new text
-        after = app.main.trace
+        after = app.main.place.trace
         assert after.tokens == [*before.tokens, expected]
-        assert app.main.typed_prompt == app.main.prompt == "猫追狗" + gpt.tokenizer.decode([expected])
-        assert_same_trace(after, gpt.run(app.main.prompt))  # the panels show the new trace, the whole of it
-        assert app.main.token == 3
+        assert app.main.typed_prompt == app.main.place.prompt == "猫追狗" + gpt.tokenizer.decode([expected])
+        assert_same_trace(after, gpt.run(app.main.place.prompt))  # the panels show the new trace, the whole of it
+        assert app.main.place.token == 3
         text = screen_text(app)
         assert "KV cache: computed 1 new position (3 kept)" in text
         piece = gpt.tokenizer.piece(expected)
@@ -261,7 +261,7 @@ async def test_pilot_generating_draws_the_seeds_tokens_one_by_one_and_can_be_sto
             app.main.generate_pause = 0.3  # time for the test to look between the tokens (and to press Esc)
             await pilot.press("ctrl+u", *"猫追狗")
             await settle(pilot)
-            start = list(app.main.trace.tokens)
+            start = list(app.main.place.trace.tokens)
             await pilot.press("alt+n")  # one draw first, so the run starts at draw 1
             await settle(pilot)
             await pilot.press("alt+g")
@@ -269,9 +269,9 @@ async def test_pilot_generating_draws_the_seeds_tokens_one_by_one_and_can_be_sto
             progress = set()
             for _ in range(400):
                 await pilot.pause(0.05)
-                lengths.append(len(app.main.trace.tokens))
+                lengths.append(len(app.main.place.trace.tokens))
                 progress |= set(re.findall(r"Generating: (\d+) of 10 drawn", screen_text(app, "#next")))
-                if stop_after is not None and len(app.main.trace.tokens) >= len(start) + 1 + stop_after:
+                if stop_after is not None and len(app.main.place.trace.tokens) >= len(start) + 1 + stop_after:
                     await pilot.press("escape")
                     break
                 if app.main.place.sampling.generating is None:
@@ -279,10 +279,10 @@ async def test_pilot_generating_draws_the_seeds_tokens_one_by_one_and_can_be_sto
             await settle(pilot)
             await pilot.pause(0.2)
             assert app.main.place.sampling.generating is None
-            assert app.main.typed_prompt == app.main.prompt  # the box and the trace agree
-            assert app.main.trace.tokens[: len(start)] == start
+            assert app.main.typed_prompt == app.main.place.prompt  # the box and the trace agree
+            assert app.main.place.trace.tokens[: len(start)] == start
             assert len(progress) >= (2 if stop_after is None else 1)  # the run's progress on screen as it goes
-            return app.main.trace.tokens[len(start) :], lengths
+            return app.main.place.trace.tokens[len(start) :], lengths
 
     full, lengths = await generate(None)
     assert len(full) == 1 + GENERATE_N
@@ -307,8 +307,8 @@ async def test_pilot_without_the_cache_the_whole_pass_runs_and_the_screen_says_w
         monkeypatch.setattr(model, "sample", lambda *args: TOKENIZER.encode("的")[0])  # not a lone byte of UTF-8
         await pilot.press("alt+n")
         await settle(pilot)
-        assert app.main.prompt == "猫追狗的" and len(app.main.trace.tokens) == 4
-        assert_same_trace(app.main.trace, gpt.run(app.main.prompt))
+        assert app.main.place.prompt == "猫追狗的" and len(app.main.place.trace.tokens) == 4
+        assert_same_trace(app.main.place.trace, gpt.run(app.main.place.prompt))
         text = screen_text(app)
         assert "no KV cache: computed all 4 positions" in text
         assert "because without a causal mask the old positions see it too" in text
@@ -323,14 +323,14 @@ async def test_pilot_a_token_whose_text_tokenizes_otherwise_is_re_cut_and_run_wh
         await pilot.press("ctrl+u", *"猫追狗")
         await settle(pilot)
         app.main.goto_step_name("unembed")
-        gpt = app.main.gpt
+        gpt = app.main.place.gpt
         monkeypatch.setattr(model, "sample", lambda *args: gpt.tokenizer.end_of_text)
         await pilot.press("alt+n")
         await settle(pilot)
         prompt = "猫追狗" + gpt.tokenizer.decode([gpt.tokenizer.end_of_text])
-        assert app.main.typed_prompt == app.main.prompt == prompt
-        assert app.main.trace.tokens == gpt.tokenizer.encode(prompt) != [*gpt.tokenizer.encode("猫追狗"), 0]
-        n = len(app.main.trace.tokens)
+        assert app.main.typed_prompt == app.main.place.prompt == prompt
+        assert app.main.place.trace.tokens == gpt.tokenizer.encode(prompt) != [*gpt.tokenizer.encode("猫追狗"), 0]
+        n = len(app.main.place.trace.tokens)
         text = screen_text(app)
         assert f"no KV cache: computed all {n} positions" in text
         assert "because the text with the new token is cut into other tokens" in text
@@ -344,19 +344,19 @@ async def test_pilot_wide_the_side_panel_takes_a_second_pass_of_the_same_prompt(
     async with app.run_test(size=(200, 50)) as pilot:
         await pilot.press("ctrl+u", *"猫追狗", "alt+shift+t")
         await settle(pilot)
-        first = app.main.trace
+        first = app.main.place.trace
         await pilot.press("ctrl+r")
         for _ in range(100):
             await settle(pilot)
-            if app.main.trace.has_grads:
+            if app.main.place.trace.has_grads:
                 break
-        assert app.main.trace is not first and app.main.trace.has_grads
-        assert app.main.trace.tokens == first.tokens
+        assert app.main.place.trace is not first and app.main.place.trace.has_grads
+        assert app.main.place.trace.tokens == first.tokens
         assert "T = 0.7" in screen_text(app, "#side-next")
         await pilot.press("alt+n")
         for _ in range(100):  # the pass with gradients may go to a worker
             await settle(pilot)
-            if len(app.main.trace.tokens) == 4:
+            if len(app.main.place.trace.tokens) == 4:
                 break
-        assert app.main.trace.has_grads and len(app.main.trace.tokens) == 4
+        assert app.main.place.trace.has_grads and len(app.main.place.trace.tokens) == 4
         assert "the backward pass still runs over all 4 positions" in screen_text(app, "#side-next")

@@ -183,12 +183,12 @@ async def test_stepping_shows_the_step_vectors_panel_with_the_rows_of_each_step(
         await pilot.press("ctrl+u", *PROMPT)
         await settle(pilot)
         main = app.main
-        trace = main.trace
+        trace = main.place.trace
         await pilot.press("shift+up")
         tabs = main.query_one("#panels")
         for step in trace.steps:
             await pilot.pause()
-            assert main.step_index == step.index
+            assert main.place.step_index == step.index
             if step.kind == "mlp":
                 assert tabs.active == "vectors"  # the MLP opens the Vectors tab
             tabs.active = "vectors"
@@ -199,7 +199,7 @@ async def test_stepping_shows_the_step_vectors_panel_with_the_rows_of_each_step(
             assert main.query_one(StepVectorsPanel).display == (not embed)
             if not embed:
                 grid = main.query_one("#sv-grid", HeatmapGrid)
-                picture = step_picture(View(main.gpt, trace, step.index, main.token, main.head, "en"))
+                picture = step_picture(View(main.place.gpt, trace, step.index, main.place.token, main.place.head, "en"))
                 assert same_rows(grid.rows, picture.rows)
                 text = screen_text(app, "#vectors")
                 first = next(row for row in grid.rows if row.values is not None)
@@ -232,7 +232,7 @@ async def test_every_step_draws_at_80x24(store, lang: str) -> None:
         await settle(pilot)
         main = app.main
         tabs = main.query_one("#panels")
-        for step in main.trace.steps:
+        for step in main.place.trace.steps:
             main.goto_step_index(step.index)
             for panel in ("vectors", "layernorm"):
                 tabs.active = panel
@@ -253,7 +253,7 @@ async def test_post_norm_and_no_residual_steps_draw(store, name: str, steps: int
         await pilot.press("ctrl+u", *PROMPT)
         await settle(pilot)
         main = app.main
-        for step in main.trace.steps[:steps]:
+        for step in main.place.trace.steps[:steps]:
             main.goto_step_index(step.index)
             main.query_one("#panels").active = "vectors"
             main.refresh_panels()

@@ -29,6 +29,7 @@ from textual.timer import Timer
 import model
 from model import GPT
 from tutor.i18n import pick, t
+from tutor.layout import MIN_HEIGHT, MIN_WIDTH
 from tutor.lessons.answers import lesson_answers
 from tutor.lessons.links import parse_link
 from tutor.lessons.parse import MODEL_VARIANTS, Lesson, load_lessons
@@ -42,7 +43,7 @@ from tutor.process_tuning import IdleCollector
 from tutor.progress import ProgressStore
 from tutor.reach import reach_of
 from tutor.screens.lessons import LessonListScreen
-from tutor.screens.main import MIN_HEIGHT, MIN_WIDTH, MainScreen
+from tutor.screens.main import MainScreen
 from tutor.step_words import step_label
 
 lost_terminal.install()
@@ -284,7 +285,7 @@ class TutorApp(App[None]):
         if self._hung_up:
             return
         self._hung_up = True
-        if self.main.trace is not None:  # the prompt as typed: its Input.Changed may still wait in the queue
+        if self.main.place.trace is not None:  # the prompt as typed: its Input.Changed may still wait in the queue
             with contextlib.suppress(NoMatches):
                 self.progress.last["prompt"] = self.main.typed_prompt
         self._save()
@@ -362,13 +363,13 @@ class TutorApp(App[None]):
         """Every panel's details and every key at once, or (again) as the lessons reach them; kept for next time."""
         everything = self.progress.last.get("everything") is not True
         self.remember(everything=everything)
-        self.reached(self.main.lesson)
+        self.reached(self.main.place.lesson)
         self.notify(t("everything_on" if everything else "everything_off", self.lang))
 
     def _resume_saved_model(self) -> None:
         """The model the learner last had, unless the command line named one (that one wins)."""
         saved_model = self.progress.last.get("model")
-        if self.resume_model and isinstance(saved_model, str) and saved_model != self.main.gpt.name:
+        if self.resume_model and isinstance(saved_model, str) and saved_model != self.main.place.gpt.name:
             self.main.switch_model(saved_model)
 
     def follow_now(self, href: str) -> None:
@@ -394,7 +395,7 @@ class TutorApp(App[None]):
         )
 
     async def step_lesson(self, delta: int) -> None:
-        current = self.main.lesson
+        current = self.main.place.lesson
         if not self.lessons or current is None:
             return
         if delta > 0 and current.id not in self.progress.done:
@@ -415,7 +416,7 @@ class TutorApp(App[None]):
             if lesson_id:
                 self.open_lesson_now(lesson_id)
 
-        current = self.main.lesson.id if self.main.lesson else None
+        current = self.main.place.lesson.id if self.main.place.lesson else None
         self.push_screen(
             LessonListScreen(self.lessons, set(self.progress.done), current, self.lang, self.progress.quiz), chosen
         )
@@ -428,7 +429,7 @@ class TutorApp(App[None]):
         from tutor.screens.experiments import SCREENS, title
 
         items: list[tuple[str, str]] = []
-        lesson = self.main.lesson
+        lesson = self.main.place.lesson
         if lesson is not None and lesson_quiz(lesson):
             items.append((t("quiz_item", self.lang, title=lesson.title), f"tutor:quiz?id={lesson.id}"))
         items += [
@@ -452,7 +453,7 @@ class TutorApp(App[None]):
             self.notify(t("no_experiment", self.lang, name=name, known=", ".join(SCREENS)), severity="warning")
             return
         main = self.main
-        screen = experiment_screen(name, main.gpt, main.prompt, self.lang)
+        screen = experiment_screen(name, main.place.gpt, main.place.prompt, self.lang)
         if options:
             screen.take_options(options)
         self.push_screen(screen)
@@ -495,7 +496,7 @@ class TutorApp(App[None]):
     def action_toggle_language(self) -> None:
         self.lang = "en" if self.lang == "zh" else "zh"
         self.store.lang = self.lang
-        current = self.main.lesson.id if self.main.lesson else None
+        current = self.main.place.lesson.id if self.main.place.lesson else None
         self.lessons = load_lessons(self.lang, self.content)
         self.localize_palette_key()
         self.main.set_language(self.lang)

@@ -104,7 +104,6 @@ class VectorsPanel(Vertical):
             pictures.show_sinusoidal(n, cfg.d_model, cfg.pos_base, lang, marked=[view.token])
         elif cfg.positional == "learned":
             table = view.gpt.position_rows(0, n)
-            assert table is not None  # a learned model has its table
             pictures.show_learned(table, (id(view.gpt), view.gpt.name), lang, marked=[view.token])
         elif cfg.positional == "rope":
             p = view.token

@@ -20,6 +20,7 @@ import model
 from model import GPT, Step, Trace
 from tutor.host import Host
 from tutor.i18n import pick, t
+from tutor.layout import MIN_HEIGHT, MIN_WIDTH, Layout
 from tutor.lens import LensReadings
 from tutor.lessons.answers import is_answer_link
 from tutor.lessons.display import display_markdown
@@ -86,9 +87,6 @@ MODEL_FLASH_SECONDS = 4.0  # a small window's top bar lights the model a lesson 
 TURN_FORWARD = ("Forward", "正向计算")  # ctrl+r's label while the pass is shown backwards
 Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it
 GENERATE_PAUSE = 0.1  # seconds between the tokens of a run: each is drawn on screen, and keys get in between
-MIN_WIDTH, MIN_HEIGHT = 60, 16
-COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
-WIDE_WIDTH = 170  # from here the residual chart and the next-token guess stay in view beside the tabs
 FOLLOWING_PANELS = ("overview",)  # panels that show every step: a step key keeps them, not the step's own
 PANEL_FOR_KIND = {
     "embed": "vectors",
@@ -176,47 +174,15 @@ class MainScreen(Screen[None]):
         self._typing_said = -TYPING_NOTICE_SECONDS  # when typing into the lesson was last said (monotonic)
         self._model_flash = False  # the top bar's model name lit: a lesson switched the model (small windows)
         self._requested: tuple[str, GPT, bool] | None = None  # the pass on its way: (prompt, model, with gradients)
+        self.layout_now = Layout()  # what the window shows: the lesson, the panels or both (tutor/layout.py)
         # a small window shows the lesson first (a new learner's, or where a returning learner left it): see on_resize
         self.start_on_lesson = False
-        self._lesson_from_start = False  # the small window shows the lesson because it started so, not by F3
 
     # -- where the learner is (read-only: the moves are the Place's) ------------------------------
 
     @property
     def host(self) -> Host:
         return cast(Host, self.app)
-
-    @property
-    def gpt(self) -> GPT:
-        return self.place.gpt
-
-    @property
-    def home_gpt(self) -> GPT:
-        return self.place.home_gpt
-
-    @property
-    def trace(self) -> Trace | None:
-        return self.place.trace
-
-    @property
-    def prompt(self) -> str:
-        return self.place.prompt
-
-    @property
-    def step_index(self) -> int:
-        return self.place.step_index
-
-    @property
-    def token(self) -> int:
-        return self.place.token
-
-    @property
-    def head(self) -> int:
-        return self.place.head
-
-    @property
-    def lesson(self) -> Lesson | None:
-        return self.place.lesson
 
     @property
     def typed_prompt(self) -> str:
@@ -286,25 +252,22 @@ class MainScreen(Screen[None]):
 
     def on_resize(self, event: Resize) -> None:
         width, height = event.size
-        too_small = width < MIN_WIDTH or height < MIN_HEIGHT
-        compact = width < COMPACT_WIDTH
-        self.set_class(too_small, "-too-small")
-        self.set_class(compact, "-compact")
-        self.set_class(width >= WIDE_WIDTH, "-wide")
-        if self.start_on_lesson and compact:  # the first layout: the lesson, not the panels
-            self.add_class("-lesson")
-            self._lesson_from_start = True
-        elif self._lesson_from_start and not compact:  # wide enough for both: not the lesson hidden (see app.tcss)
-            self.remove_class("-lesson")
-            self._lesson_from_start = False
+        self.show_layout(self.layout_now.resized(width, height, start_on_lesson=self.start_on_lesson))
         self.start_on_lesson = False
-        self.focus_what_is_shown()
-        self.refresh_bindings()  # alt+↓↑ is in the footer only while the lesson is in view
-        self.remember_view()
-        if too_small:
+        if self.layout_now.too_small:
             self.query_one("#too-small", Static).update(
                 t("too_small", self.lang, w=MIN_WIDTH, h=MIN_HEIGHT, cw=width, ch=height)
             )
+
+    def show_layout(self, layout: Layout) -> None:
+        """The window as `layout` says: app.tcss's classes written from it, the keys to what is shown, the footer
+        (alt+↓↑ is there only while the lesson is in view), the choice kept for next time, the panels drawn."""
+        self.layout_now = layout
+        for name, on_ in layout.classes().items():
+            self.set_class(on_, name)
+        self.focus_what_is_shown()
+        self.refresh_bindings()
+        self.remember_view()
         self.refresh_panels()
 
     # -- the model: one runner, the latest pass wins -------------------------------------------
@@ -313,7 +276,7 @@ class MainScreen(Screen[None]):
     def prompt_changed(self, event: Input.Changed) -> None:
         # kept now, not when the model is done: a line that drops (or a busy machine) must not lose what was typed
         self.host.remember(prompt=event.value)
-        if event.value != event.input.value or (self.trace is not None and event.value == self.prompt):
+        if event.value != event.input.value or (self.place.trace is not None and event.value == self.place.prompt):
             return  # overtaken by a newer keystroke, or on screen already (first frame, or prompt_typed)
         if event.value == self._sample_text:
             return  # a token drawn: its one new position is being computed already (see draw_token)
@@ -327,7 +290,7 @@ class MainScreen(Screen[None]):
         self._sample_text = None
         if self.place.stop_generating():  # the learner typed: a run of draws gives way
             self.notify_stopped()
-        if self._drawn_trace is not None and value != self.prompt and self.passes.quick_for(self.work_of(value)):
+        if self._drawn_trace is not None and value != self.place.prompt and self.passes.quick_for(self.work_of(value)):
             self.run_model(value, inline=True)
 
     def set_prompt(self, text: str) -> None:
@@ -353,7 +316,7 @@ class MainScreen(Screen[None]):
 
     def run_model(self, prompt: str, inline: bool = False) -> None:
         """A pass of `prompt` on the model shown — with its gradients when they are shown."""
-        gpt, grads = self.gpt, self.needs_grads()
+        gpt, grads = self.place.gpt, self.needs_grads()
         self._requested = (prompt, gpt, grads)
 
         def compute(stop: Stop) -> Ready:
@@ -375,11 +338,11 @@ class MainScreen(Screen[None]):
     def ensure_grads(self) -> None:
         """The gradients are to be shown and the pass on screen has none: the pass again, with them — once (a
         request already on its way is not made twice), and not for a prompt with no token to score."""
-        trace = self.trace
+        trace = self.place.trace
         if trace is None or trace.has_grads or len(trace.tokens) < 2 or not self.needs_grads():
             return
-        if self._requested != (self.prompt, self.gpt, True):
-            self.run_model(self.prompt, inline=self.passes.quick_for(self.work_of(self.prompt, True)))
+        if self._requested != (self.place.prompt, self.place.gpt, True):
+            self.run_model(self.place.prompt, inline=self.passes.quick_for(self.work_of(self.place.prompt, True)))
 
     def lens_failed(self, error: Exception) -> None:
         self.notify(failure_words(error, self.lang), severity="error", markup=False)
@@ -395,14 +358,14 @@ class MainScreen(Screen[None]):
         self._requested = None
         if sampled is not None and prompt == self._sample_text:
             self._sample_text = None
-        if gpt is not self.gpt or prompt != self.typed_prompt:
+        if gpt is not self.place.gpt or prompt != self.typed_prompt:
             return  # a model or a prompt that is no longer on screen
         missing = self.place.receive(trace, prompt, sampled)
         if missing is not None:
             self.no_such_step(missing)
         more = sampled is not None and sampled.run is not None and self.place.generated_one()
         self.refresh_panels()
-        self.host.remember(prompt=prompt, step=trace.steps[self.step_index].name)
+        self.host.remember(prompt=prompt, step=trace.steps[self.place.step_index].name)
         if sampled is not None and not more and not self.next_panel_shown():
             self.notify(sampled_text(sampled, self.lang), markup=False)  # the panel that says it is out of view
         if sampled is not None:
@@ -417,7 +380,7 @@ class MainScreen(Screen[None]):
         append it to the prompt and compute only its position (`GPT.extend`, through the KV cache) — or, where
         the cache cannot serve (no causal mask, a full context, a text that re-tokenizes otherwise), the whole
         pass of the new text, and say why. The prompt box shows the new text without a pass of its own."""
-        trace, prompt, gpt = self.trace, self.prompt, self.gpt
+        trace, prompt, gpt = self.place.trace, self.place.prompt, self.place.gpt
         if trace is None or not trace.tokens:
             self.notify(t("sample_no_prompt", self.lang))
             return False
@@ -464,10 +427,10 @@ class MainScreen(Screen[None]):
 
     def next_panel_shown(self) -> bool:
         """Whether a next-token panel is in view (the tab, or beside the tabs in a wide window)."""
-        if self.has_class("-wide"):
+        if self.layout_now.wide:
             return True
         tabs = self.query_one("#panels", PanelSwitcher)
-        return tabs.active == "next" and tabs.display and not (self.has_class("-compact") and self.has_class("-lesson"))
+        return tabs.active == "next" and tabs.display and self.layout_now.panels_shown
 
     def action_sample(self) -> None:
         """alt+n: one token drawn and appended."""
@@ -483,7 +446,7 @@ class MainScreen(Screen[None]):
             return
         self.place.start_generating(GENERATE_N)
         tabs = self.query_one("#panels", PanelSwitcher)
-        if tabs.display and not self.has_class("-wide"):
+        if tabs.display and not self.layout_now.wide:
             tabs.active = "next"  # where the run's progress and each token's numbers are
         if not self.draw_token(run=(1, GENERATE_N)):
             self.place.stop_generating()
@@ -535,7 +498,7 @@ class MainScreen(Screen[None]):
         if view is None or not self.is_mounted:
             return False
         tabs = self.query_one("#panels", PanelSwitcher)
-        if tabs.active == "residual" and tabs.display and not self.has_class("-too-small"):
+        if tabs.active == "residual" and tabs.display and view.n_tokens and not self.layout_now.too_small:
             view = replace(view, lens=self.lens.rows(view.gpt, view.trace, view.token))  # None: on its way
         drawn = (
             view.step_index,
@@ -546,8 +509,7 @@ class MainScreen(Screen[None]):
             view.reach,
             view.lens is not None,
             tabs.active,
-            self.size,
-            self.classes,
+            self.layout_now,
             self.lang,
         )
         if view.trace is self._drawn_trace and drawn == self._drawn:
@@ -559,7 +521,7 @@ class MainScreen(Screen[None]):
         if view.backward != self._footer_backward:
             self.localize_footer()
         self.query_one(StepInfo).show(view)
-        if self.has_class("-too-small"):
+        if self.layout_now.too_small:
             return True
         active = tabs.active
         panels = {
@@ -571,14 +533,14 @@ class MainScreen(Screen[None]):
             "similarity": SimilarityPanel,
             "overview": OverviewPanel,
         }
-        if self.has_class("-compact") and self.has_class("-lesson"):
+        if not self.layout_now.panels_shown:
             pass
         elif active == "vectors":
             self.show_vectors(view)
         elif active in panels:
             pane = self.query_one(f"#{active}")
             (pane if isinstance(pane, panels[active]) else pane.query_one(panels[active])).show(view)
-        if self.has_class("-wide"):
+        if self.layout_now.wide:
             self.query_one("#side-residual", ResidualPanel).show(view)
             self.query_one("#side-next", NextTokenPanel).show(view)
         return True
@@ -593,8 +555,8 @@ class MainScreen(Screen[None]):
         (vectors if embed else step_vectors).show(view)
 
     def update_topbar(self) -> None:
-        title = self.lesson.title if self.lesson else ""
-        status = "" if self.gpt.trained else f" ({t('untrained', self.lang)})"
+        title = self.place.lesson.title if self.place.lesson else ""
+        status = "" if self.place.gpt.trained else f" ({t('untrained', self.lang)})"
         language = "中文" if self.lang == "zh" else "English"
         topbar = Content.from_markup(  # $variables: a title like "[/b]" is text, not markup
             "[b]tutor[/b] · $title · $model_word [b]$model[/b]$status · $language"
@@ -602,7 +564,7 @@ class MainScreen(Screen[None]):
             else "[b]tutor[/b] · $title · [reverse]$model_word [b]$model[/b][/reverse]$status · $language",
             title=title,
             model_word=t("model", self.lang),
-            model=self.gpt.name,
+            model=self.place.gpt.name,
             status=status,
             language=language,
         )
@@ -620,10 +582,10 @@ class MainScreen(Screen[None]):
 
     def moved(self, moved: bool = True) -> None:
         """After a move of the step: the panel for the step's kind, the picture, the step kept for next time."""
-        if not moved or self.trace is None:
+        if not moved or self.place.trace is None:
             return
         tabs = self.query_one("#panels", PanelSwitcher)
-        step = self.trace.steps[self.step_index]
+        step = self.place.trace.steps[self.place.step_index]
         if tabs.display and tabs.asked not in FOLLOWING_PANELS:  # before the panels are drawn: one layout and
             tabs.active = self.panel_for(step)  # one frame for the key
         self.refresh_panels()
@@ -654,13 +616,13 @@ class MainScreen(Screen[None]):
         self.moved(self.place.block_by(delta))
 
     def action_goto_block(self, block: int) -> None:
-        if self.trace is not None and not self.place.goto_block(block):
-            self.notify(t("block_range", self.lang, last=self.gpt.config.n_layers - 1), severity="warning")
+        if self.place.trace is not None and not self.place.goto_block(block):
+            self.notify(t("block_range", self.lang, last=self.place.gpt.config.n_layers - 1), severity="warning")
         else:
             self.moved()
 
     def goto_step_name(self, name: str) -> bool:
-        if self.trace is None:
+        if self.place.trace is None:
             self.place.goto_step(name)  # kept for the pass on its way
             return True
         if not self.place.goto_step(name):
@@ -670,7 +632,7 @@ class MainScreen(Screen[None]):
         return True
 
     def no_such_step(self, name: str) -> None:
-        self.notify(t("no_step", self.lang, model=self.gpt.name, name=name), severity="warning")
+        self.notify(t("no_step", self.lang, model=self.place.gpt.name, name=name), severity="warning")
 
     def action_move_token(self, delta: int) -> None:
         if self.place.move_token(delta):
@@ -680,8 +642,8 @@ class MainScreen(Screen[None]):
         """b: the pass turned round — the step bar from the unembedding back, the gradient panel — at the same step."""
         self.place.turn()
         tabs = self.query_one("#panels", PanelSwitcher)
-        if self.trace is not None and tabs.display:
-            tabs.active = self.panel_for(self.trace.steps[self.step_index])
+        if self.place.trace is not None and tabs.display:
+            tabs.active = self.panel_for(self.place.trace.steps[self.place.step_index])
         self.ensure_grads()  # the gradients of the pass on screen
         self.refresh_panels()
 
@@ -715,7 +677,7 @@ class MainScreen(Screen[None]):
 
     def lesson_only(self) -> bool:
         """A small window showing the lesson (F3 swaps the panels in)."""
-        return self.has_class("-compact") and self.has_class("-lesson") and not self.has_class("-too-small")
+        return self.layout_now.lesson_only
 
     def action_scroll_lesson(self, delta: int) -> None:
         """alt+↓↑: the lesson a page; while the lesson is out of view (a small window's panels, F3), the panel."""
@@ -752,31 +714,24 @@ class MainScreen(Screen[None]):
 
     def lesson_shown(self) -> bool:
         """Whether the lesson is in view (see app.tcss: F3 swaps it in a small window, hides it in a wide one)."""
-        return self.has_class("-lesson") == self.has_class("-compact")
+        return self.layout_now.lesson_shown
 
     def action_toggle_lesson(self) -> None:
-        self.toggle_class("-lesson")
-        self._lesson_from_start = False
-        self.focus_what_is_shown()
-        self.refresh_bindings()
-        self.refresh_panels()
-        self.remember_view()
+        self.show_layout(self.layout_now.toggled())
         self.call_after_refresh(self.query_one(LessonView).check_end)  # in view again: a short lesson is read
 
     def remember_view(self) -> None:
         """What a small window shows (the lesson or the panels), to start there next time."""
-        if self.has_class("-compact") and not self.has_class("-too-small"):
-            self.host.remember(view="lesson" if self.has_class("-lesson") else "panels")
+        if self.layout_now.compact and not self.layout_now.too_small:
+            self.host.remember(view="lesson" if self.layout_now.swapped else "panels")
 
     def focus_what_is_shown(self) -> None:
         """After F3 or a resize across COMPACT_WIDTH: the keys go to what the learner sees."""
         lesson = self.query_one(LessonView)
         in_lesson = self.focused is not None and lesson in self.focused.ancestors_with_self
-        lesson_only = self.has_class("-compact") and self.has_class("-lesson")
-        lesson_hidden = self.has_class("-lesson") != self.has_class("-compact")  # see app.tcss
-        if lesson_only and not in_lesson:
+        if self.layout_now.compact and self.layout_now.swapped and not in_lesson:
             lesson.focus()  # the lesson fills the window: the arrows and page keys should scroll it
-        elif lesson_hidden and (self.focused is None or in_lesson):
+        elif not self.layout_now.lesson_shown and (self.focused is None or in_lesson):
             self.query_one("#prompt", Input).focus()  # the lesson went out of view: back to the prompt
 
     # -- lessons and links ---------------------------------------------------------------------
@@ -788,7 +743,7 @@ class MainScreen(Screen[None]):
 
     def lesson_header(self) -> str:
         """The lesson's title line: "Lesson 2/9 · 4 min read", with a ✓ once it is done."""
-        lesson = self.lesson
+        lesson = self.place.lesson
         if lesson is None:
             return ""
         done = self.host.lesson_is_done(lesson.id)
@@ -838,7 +793,7 @@ class MainScreen(Screen[None]):
         if lesson.prompt:
             self.set_prompt(lesson.prompt)
         if lesson.steps:
-            if self.trace is not None and self.prompt == lesson.prompt:
+            if self.place.trace is not None and self.place.prompt == lesson.prompt:
                 self.goto_step_name(lesson.steps[0])
             else:
                 self.place.pending_step = lesson.steps[0]  # taken when the lesson prompt's pass comes
@@ -848,17 +803,17 @@ class MainScreen(Screen[None]):
     def open_on_lesson_model(self, lesson: Lesson) -> None:
         """Switch to the lesson's model if another is loaded, and say so."""
         if lesson.model:
-            if lesson.model != self.gpt.name and self.switch_model(lesson.model, from_lesson=True):
+            if lesson.model != self.place.gpt.name and self.switch_model(lesson.model, from_lesson=True):
                 self.say_model_changed(pick(WORDS, "lesson_opens_on", self.lang, name=lesson.model))
-        elif self.gpt.name != self.home_gpt.name:
-            home = self.home_gpt
+        elif self.place.gpt.name != self.place.home_gpt.name:
+            home = self.place.home_gpt
             self.use_model(home, remember=home.name if home.name in MODEL_VARIANTS else None)
             self.say_model_changed(pick(WORDS, "lesson_default_model", self.lang, name=home.name))
 
     def say_model_changed(self, words: str) -> None:
         """A notice in a wide window; in a small one, where a notice covers the lesson's text, the top bar's model
         name lit for MODEL_FLASH_SECONDS instead (the bar names the model all the time)."""
-        if not self.has_class("-compact"):
+        if not self.layout_now.compact:
             self.notify(words)
             return
         self._model_flash = True
@@ -914,6 +869,7 @@ class MainScreen(Screen[None]):
     async def follow(self, link: Link) -> None:
         """Do what a `tutor:` link says."""
         params = link.params
+        this_lesson = self.place.lesson.id if self.place.lesson else ""
         if link.action == "show":
             if "model" in params:
                 self.switch_model(params["model"], from_lesson=True)
@@ -939,9 +895,9 @@ class MainScreen(Screen[None]):
         elif link.action == "exercise":
             self.host.open_exercise(params.get("name", ""))
         elif link.action == "quiz":
-            self.host.open_quiz(params.get("id") or (self.lesson.id if self.lesson else ""))
+            self.host.open_quiz(params.get("id") or this_lesson)
         elif link.action == "answer":
-            self.host.open_answer(params.get("id") or (self.lesson.id if self.lesson else ""), params.get("n", "1"))
+            self.host.open_answer(params.get("id") or this_lesson, params.get("n", "1"))
 
     def action_lessons(self) -> None:
         self.host.action_lessons()
@@ -959,7 +915,7 @@ class MainScreen(Screen[None]):
         # as shown: the exercises' answers are links there, each named for the list by its exercise
         links = [
             (t("answer_item", self.lang, n=href.rpartition("=")[2]) if is_answer_link(href) else label, href)
-            for label, href in (labelled_links(display_markdown(self.lesson)) if self.lesson else [])
+            for label, href in (labelled_links(display_markdown(self.place.lesson)) if self.place.lesson else [])
         ]
         if not links:
             self.notify(t("no_links", self.lang))
