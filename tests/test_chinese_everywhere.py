@@ -13,7 +13,7 @@ from textual.command import CommandPalette
 from tutor.patches.palette import SYSTEM_COMMANDS, WORDS
 from tutor.paths import content_dir
 from tutor.screens.help import HelpScreen
-from tutor.screens.main import FOOTER
+from tutor.screens.main_keys import FOOTER
 
 
 def title_bar(app) -> str:

@@ -343,9 +343,9 @@ async def test_a_lesson_s_model_switch_is_said_without_covering_the_lesson(store
     model's name in the top bar instead; a wide one keeps the notice."""
     from textual.widgets import Static
 
-    from tutor.screens import main as main_screen
+    from tutor.screens import course
 
-    monkeypatch.setattr(main_screen, "MODEL_FLASH_SECONDS", 1.5)  # long enough for a busy machine to look first
+    monkeypatch.setattr(course, "MODEL_FLASH_SECONDS", 1.5)  # long enough for a busy machine to look first
     app = make_app(store, content_dir())
     async with app.run_test(size=size) as pilot:
         await settle(pilot)

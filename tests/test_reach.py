@@ -11,7 +11,8 @@ from tutor.panels.step_info import StepInfo
 from tutor.paths import content_dir
 from tutor.progress import Progress
 from tutor.reach import DETAILS, EVERYTHING, FOOTER_KEYS, reach_of
-from tutor.screens.main import FOOTER, MainScreen
+from tutor.screens.main import MainScreen
+from tutor.screens.main_keys import FOOTER
 from tutor.widgets.position_pictures import PositionPictures
 
 ORDER = {"using-tutor": 0, "tokens": 1, "attention": 2, "order": 3, "sinusoidal": 4, "layernorm": 6, "residual": 7}

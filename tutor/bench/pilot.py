@@ -155,7 +155,7 @@ async def _drive_echo(app: Any, text: str, size: tuple[int, int], panel: str | N
         deadline = time.perf_counter() + 30
 
         def drawn_frames() -> list[float]:
-            if owner.prompt != text or owner._drawn_trace is not owner.trace or not clock.updates:
+            if owner.place.prompt != text or owner.drawn_trace is not owner.place.trace or not clock.updates:
                 return []
             return [t for t in clock.frames if t >= clock.updates[-1]]
 
