@@ -270,7 +270,7 @@ def test_cli_writes_the_workspace_checks_and_records(tmp_path: Path, env: dict[s
     assert everything.stdout.count("✗") == len(EXERCISES) - 1 and everything.stdout.count("✓") == 1
 
     hint = run_tutor("exercises", "hint", "rope", cwd=tmp_path, env=env)
-    assert hint.returncode == 0 and EXERCISES["rope"].hint_en in hint.stdout
+    assert hint.returncode == 0 and EXERCISES["rope"].hint("en") in hint.stdout
 
 
 def test_cli_reset_asks_first(tmp_path: Path, env: dict[str, str]) -> None:

@@ -161,3 +161,32 @@ def test_ruff_is_clean() -> None:
         pytest.skip("ruff is not installed")
     result = subprocess.run([ruff, "check", "--quiet", str(ROOT)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+I18N_HOME = {"tutor/i18n.py", "tutor/language.py"}  # `say` picks the language; language.py reads the locale
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tutor").rglob("*.py")), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_one_i18n_mechanism(path: Path) -> None:
+    """Bilingual text is a (en, zh) pair said by tutor.i18n.say (through `t` and `pick`): no module but
+    i18n.py compares a language with "zh" or "en", and no record keeps a `_en` / `_zh` field of its own."""
+    if path.relative_to(ROOT).as_posix() in I18N_HOME:
+        return
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    compared = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and any(
+            isinstance(side, ast.Constant) and side.value in ("zh", "en") for side in [node.left, *node.comparators]
+        )
+    ]
+    assert not compared, f"compares a language itself at lines {compared}: use tutor.i18n.say"
+    fields = [
+        node.target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AnnAssign)
+        and isinstance(node.target, ast.Name)
+        and node.target.id.endswith(("_en", "_zh"))
+    ]
+    assert not fields, f"fields {fields}: keep one Words pair, said with tutor.i18n.say"

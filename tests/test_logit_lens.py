@@ -95,7 +95,7 @@ def test_tiny_on_cat_chases_dog() -> None:
     cat, chase, dog = (lens_rows(gpt, trace, token) for token in range(3))
     assert cat[0].top[0][1] == "猫" and chase[0].top[0][1] == "追"
     assert chase[-1].top[0][1] == "狗"
-    assert chase[settled_from([row.final_rank for row in chase])].point.label_en == "B0 mlp"
+    assert chase[settled_from([row.final_rank for row in chase])].point.label("en") == "B0 mlp"
     assert settled_from([row.final_rank for row in dog]) == len(dog) - 1
 
 

@@ -28,7 +28,7 @@ from textual.timer import Timer
 
 import model
 from model import GPT
-from tutor.i18n import pick, t
+from tutor.i18n import Words, other_language, pick, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH
 from tutor.lessons.answers import lesson_answers
 from tutor.lessons.links import parse_link
@@ -55,7 +55,11 @@ small_window.install(
 )
 SAVE_DELAY = 0.5  # seconds
 WEB_EXIT_SECONDS = 2.0  # a browser tab's tutor, told to end (SIGTERM, SIGHUP), has saved and is gone by then
-WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+WORDS: dict[str, Words] = {  # key: (en, zh)
+    "lesson_command": ("Lesson {n}: {title}", "课程 {n}: {title}"),
+    "model_command": ("Model: {name} — {what}", "模型: {name} — {what}"),
+    "step_command": ("Step {n}: {step}", "步骤 {n}: {step}"),
+    "backward_command": ("Backward pass: step back from the loss", "反向传播：从损失往回走"),
     "not_done": (
         "Not marked done: read the lesson to its end, or pass its quick check (F10).",
         "本课还没有标记为完成：读到课文末尾，或者通过小测验（F10）。",
@@ -69,28 +73,28 @@ class TutorCommands(Provider):
     def _commands(self) -> Iterator[tuple[str, Any, str]]:
         app = cast(TutorApp, self.app)
         screen = app.main
-        zh = app.lang == "zh"
+        lang = app.lang
         for n, lesson in enumerate(app.lessons, 1):
             yield (
-                f"{'课程' if zh else 'Lesson'} {n}: {lesson.title}",
+                pick(WORDS, "lesson_command", lang, n=n, title=lesson.title),
                 lambda i=lesson.id: app.open_lesson_now(i),
                 "✓" if lesson.id in app.progress.done else "",
             )
         for name in MODEL_VARIANTS:
             yield (
-                f"{'模型' if zh else 'Model'}: {name} — {describe_variant(name, app.lang)}",
+                pick(WORDS, "model_command", lang, name=name, what=describe_variant(name, lang)),
                 lambda n=name: screen.switch_model(n),
                 t("shipped" if name in model.shipped_models() else "not_shipped", app.lang),
             )
         for step in screen.gpt.steps:
             yield (
-                f"{'步骤' if zh else 'Step'} {step.index + 1}: {step_label(step, app.lang)}",
+                pick(WORDS, "step_command", lang, n=step.index + 1, step=step_label(step, lang)),
                 lambda name=step.name: screen.goto_step_name(name),
                 step.name,
             )
         for label, href in app.practice_items():
             yield (label, lambda h=href: app.follow_now(h), "F10")
-        yield ("反向传播：从损失往回走" if zh else "Backward pass: step back from the loss", screen.action_turn, "^r")
+        yield (pick(WORDS, "backward_command", lang), screen.action_turn, "^r")
         yield ("中文 / English", app.action_toggle_language, "F5")
         everything = app.progress.last.get("everything") is True
         yield (
@@ -494,7 +498,7 @@ class TutorApp(App[None]):
         self.push_screen(AnswerScreen(lesson, answer, self.lang))
 
     def action_toggle_language(self) -> None:
-        self.lang = "en" if self.lang == "zh" else "zh"
+        self.lang = other_language(self.lang)
         self.store.lang = self.lang
         current = self.main.place.lesson.id if self.main.place.lesson else None
         self.lessons = load_lessons(self.lang, self.content)

@@ -1,8 +1,17 @@
-"""The app's own words, in Chinese and English. Lessons carry their own text."""
+"""The app's own words, in Chinese and English. Lessons carry their own text.
+
+One mechanism: every piece of the app's text is a `Words` pair, (English, Chinese), and `say` is the one
+place that picks a language and fills in the values. `t(key)` says this module's STRINGS; a screen or a
+command keeps its own table of pairs and says them with `pick`; a record with text of its own (an
+exercise's task, a stream point's label) holds `Words`. Nothing else compares `lang` with "zh".
+"""
 
 from __future__ import annotations
 
-STRINGS: dict[str, tuple[str, str]] = {  # key: (en, zh)
+Words = tuple[str, str]  # (English, Chinese)
+LANGUAGE_NAMES: Words = ("English", "中文")
+
+STRINGS: dict[str, Words] = {  # key: (en, zh)
     "prompt": ("Prompt", "提示词"),
     "prompt_placeholder": ("Type a prompt, e.g. 猫追狗", "输入提示词，例如 猫追狗"),
     "tokens": ("Tokens", "词元"),
@@ -395,11 +404,21 @@ BACKWARD_FORMULAS: dict[str, str] = {  # what a step does to the gradient, going
 }
 
 
-def pick(words: dict[str, tuple[str, str]], key: str, lang: str, **values: object) -> str:
-    """`words[key]` in the learner's language, filled in. Screens keep their own `words` tables."""
-    en, zh = words[key]
+def say(words: Words, lang: str, **values: object) -> str:
+    """`words` in the learner's language (`zh`: the Chinese, anything else the English), filled in."""
+    en, zh = words
     text = zh if lang == "zh" else en
     return text.format(**values) if values else text
+
+
+def pick(words: dict[str, Words], key: str, lang: str, **values: object) -> str:
+    """`words[key]` in the learner's language, filled in. Screens keep their own `words` tables."""
+    return say(words[key], lang, **values)
+
+
+def other_language(lang: str) -> str:
+    """F5: Chinese ↔ English."""
+    return say(("zh", "en"), lang)
 
 
 def t(key: str, lang: str, **values: object) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from model import GPT, Trace
+from tutor.i18n import say
 from tutor.step_words import step_label
 from tutor.view import visible_piece as visible
 
@@ -67,17 +68,18 @@ def render_report(report: dict[str, Any], trace: Trace, lang: str = "en", notes:
     from rich.table import Table
     from rich.text import Text
 
-    zh = lang == "zh"
     if not trace.tokens:
-        return Text("提示词是空的：没有可以追踪的内容。" if zh else "The prompt is empty: there is nothing to trace.")
+        return Text(
+            say(("The prompt is empty: there is nothing to trace.", "提示词是空的：没有可以追踪的内容。"), lang)
+        )
     table = Table(
-        title=f"{report['model']} · " + ("每一步的输入与输出" if zh else "every step, in and out"),
+        title=f"{report['model']} · " + say(("every step, in and out", "每一步的输入与输出"), lang),
         header_style="bold",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         padding=(0, 1, 0, 0),  # with the column rule's one cell: two between columns
     )
-    word = {key: en_zh[1 if zh else 0] for key, en_zh in HEADERS.items()}
+    word = {key: say(words, lang) for key, words in HEADERS.items()}
     table.add_column(word["step"], overflow="fold")
     for side in ("in", "out"):
         for stat in ("μ", "σ", "‖x‖"):
@@ -91,7 +93,7 @@ def render_report(report: dict[str, Any], trace: Trace, lang: str = "en", notes:
                 *(f"{data[side][stat][position]:.3f}" for side in ("in", "out") for stat in ("mean", "std", "norm")),
             )
         table.add_section()
-    guesses = Text("下一个词元：" if zh else "next token: ", style="bold")
+    guesses = Text(say(("next token: ", "下一个词元："), lang), style="bold")
     for i, guess in enumerate(report["next_token"]):
         guesses.append(("  " if i else "") + f"{visible(guess['text'])} {guess['prob']:.1%}")
     return Group(*(Text(note) for note in notes), table, guesses)

@@ -61,12 +61,11 @@ class ResidualPoint:
     """A place where the residual stream can be measured, and the step that writes it."""
 
     hook: str
-    label_en: str
-    label_zh: str
+    labels: i18n.Words  # (en, zh): "B0 attn", "B0 注意力"
     step_index: int
 
     def label(self, lang: str) -> str:
-        return self.label_zh if lang == "zh" else self.label_en
+        return i18n.say(self.labels, lang)
 
 
 def residual_points(trace: Trace) -> list[ResidualPoint]:
@@ -80,16 +79,18 @@ def residual_points(trace: Trace) -> list[ResidualPoint]:
                 hook = f"blocks.{step.block}.{name}"
                 if hook not in writer and _same_array(trace, hook, step.out_hook):
                     writer[hook] = step.index
-    points = [ResidualPoint("blocks.0.hook_resid_pre", "embed", "嵌入", writer["blocks.0.hook_resid_pre"])]
+    points = [ResidualPoint("blocks.0.hook_resid_pre", ("embed", "嵌入"), writer["blocks.0.hook_resid_pre"])]
     for i in range(n_layers):
         points.append(
             ResidualPoint(
-                f"blocks.{i}.hook_resid_mid", f"B{i} attn", f"B{i} 注意力", writer.get(f"blocks.{i}.hook_resid_mid", 0)
+                f"blocks.{i}.hook_resid_mid",
+                (f"B{i} attn", f"B{i} 注意力"),
+                writer.get(f"blocks.{i}.hook_resid_mid", 0),
             )
         )
         points.append(
             ResidualPoint(
-                f"blocks.{i}.hook_resid_post", f"B{i} mlp", f"B{i} MLP", writer.get(f"blocks.{i}.hook_resid_post", 0)
+                f"blocks.{i}.hook_resid_post", (f"B{i} mlp", f"B{i} MLP"), writer.get(f"blocks.{i}.hook_resid_post", 0)
             )
         )
     return points

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from tutor.commands.common import confirmed, fail
-from tutor.i18n import pick
+from tutor.i18n import LANGUAGE_NAMES, pick, say
 from tutor.language import LANGUAGES
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def summary(progress: Progress, store: ProgressStore, lang: str, *, existed: boo
     if isinstance(last.get("model"), str):
         parts.append(pick(WORDS, "last_model", lang, model=last["model"]))
     if last.get("lang") in LANGUAGES:
-        parts.append(pick(WORDS, "last_lang", lang, language="中文" if last["lang"] == "zh" else "English"))
+        parts.append(pick(WORDS, "last_lang", lang, language=say(LANGUAGE_NAMES, str(last["lang"]))))
     if parts:
         lines += ["", pick(WORDS, "last", lang), *(f"  {part}" for part in parts)]
     elif not done and not progress.quiz and not progress.exercises:

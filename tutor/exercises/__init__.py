@@ -12,29 +12,28 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tutor.i18n import Words, say
+
 
 @dataclass(frozen=True)
 class Exercise:
     name: str
-    title_en: str
-    title_zh: str
+    titles: Words
     function: str  # the function the learner writes, found by this name in their file
-    task_en: str
-    task_zh: str
-    hint_en: str
-    hint_zh: str
+    tasks: Words
+    hints: Words
     code: str  # the starter code after the imports: signature, formula docstring, `{todo}` where the body goes
     reference: tuple[str, ...]  # model/ functions ("module:qualname") whose source is the solution
     live_model: str = "tiny"  # the shipped model the learner's function is swapped into
 
     def title(self, lang: str) -> str:
-        return self.title_zh if lang == "zh" else self.title_en
+        return say(self.titles, lang)
 
     def task(self, lang: str) -> str:
-        return self.task_zh if lang == "zh" else self.task_en
+        return say(self.tasks, lang)
 
     def hint(self, lang: str) -> str:
-        return self.hint_zh if lang == "zh" else self.hint_en
+        return say(self.hints, lang)
 
 
 LAYER_NORM = '''
@@ -121,81 +120,111 @@ EXERCISES: dict[str, Exercise] = {
     for exercise in (
         Exercise(
             name="layer_norm",
-            title_en="LayerNorm",
-            title_zh="LayerNorm",
+            titles=(
+                "LayerNorm",
+                "LayerNorm",
+            ),
             function="layer_norm",
-            task_en="Normalise every token's vector to mean 0 and variance 1 (ε keeps it finite), "
-            "then scale by γ and shift by β.",
-            task_zh="把每个词元的向量归一化到均值 0、方差 1（ε 保证不除以零），再乘以 γ、加上 β。",
-            hint_en="Take means over the last axis with keepdims=True, so that (x − μ) broadcasts: "
-            "mu = x.mean(axis=-1, keepdims=True). ε goes inside the square root, next to σ².",
-            hint_zh="沿最后一个轴求均值，并用 keepdims=True，这样 (x − μ) 才能广播："
-            "mu = x.mean(axis=-1, keepdims=True)。ε 在平方根里面，和 σ² 相加。",
+            tasks=(
+                "Normalise every token's vector to mean 0 and variance 1 (ε keeps it finite), "
+                "then scale by γ and shift by β.",
+                "把每个词元的向量归一化到均值 0、方差 1（ε 保证不除以零），再乘以 γ、加上 β。",
+            ),
+            hints=(
+                "Take means over the last axis with keepdims=True, so that (x − μ) broadcasts: "
+                "mu = x.mean(axis=-1, keepdims=True). ε goes inside the square root, next to σ².",
+                "沿最后一个轴求均值，并用 keepdims=True，这样 (x − μ) 才能广播："
+                "mu = x.mean(axis=-1, keepdims=True)。ε 在平方根里面，和 σ² 相加。",
+            ),
             code=LAYER_NORM,
             reference=("model.norm:layer_norm",),
         ),
         Exercise(
             name="sinusoidal_positions",
-            title_en="Sinusoidal positions",
-            title_zh="正弦位置编码",
+            titles=(
+                "Sinusoidal positions",
+                "正弦位置编码",
+            ),
             function="sinusoidal_positions",
-            task_en="Build the table of position vectors: column 2i is sin(pos / base^(2i/d)), "
-            "column 2i+1 the cosine of the same angle.",
-            task_zh="构造位置向量表：第 2i 列是 sin(pos / base^(2i/d))，第 2i+1 列是同一角度的余弦。",
-            hint_en="pos = np.arange(n_ctx)[:, None] and two_i = np.arange(0, d, 2) broadcast to all the angles "
-            "at once; fill pe[:, 0::2] with sines and pe[:, 1::2] with cosines (only d // 2 of them), "
-            "then .astype(np.float32).",
-            hint_zh="pos = np.arange(n_ctx)[:, None] 和 two_i = np.arange(0, d, 2) 一起广播，一次算出所有角度；"
-            "pe[:, 0::2] 放正弦，pe[:, 1::2] 放余弦（只有 d // 2 列），最后 .astype(np.float32)。",
+            tasks=(
+                "Build the table of position vectors: column 2i is sin(pos / base^(2i/d)), "
+                "column 2i+1 the cosine of the same angle.",
+                "构造位置向量表：第 2i 列是 sin(pos / base^(2i/d))，第 2i+1 列是同一角度的余弦。",
+            ),
+            hints=(
+                "pos = np.arange(n_ctx)[:, None] and two_i = np.arange(0, d, 2) broadcast to all the angles "
+                "at once; fill pe[:, 0::2] with sines and pe[:, 1::2] with cosines (only d // 2 of them), "
+                "then .astype(np.float32).",
+                "pos = np.arange(n_ctx)[:, None] 和 two_i = np.arange(0, d, 2) 一起广播，一次算出所有角度；"
+                "pe[:, 0::2] 放正弦，pe[:, 1::2] 放余弦（只有 d // 2 列），最后 .astype(np.float32)。",
+            ),
             code=SINUSOIDAL_POSITIONS,
             reference=("model.positions:sinusoidal_positions",),
         ),
         Exercise(
             name="residual_block",
-            title_en="A pre-norm block's residual wiring",
-            title_zh="Pre-norm 块的残差连接",
+            titles=(
+                "A pre-norm block's residual wiring",
+                "Pre-norm 块的残差连接",
+            ),
             function="residual_block",
-            task_en="Wire one transformer block the pre-norm way: each sublayer reads a LayerNorm'd copy of "
-            "the stream and adds its output back: x + attn(ln1(x)), then + mlp(ln2(·)).",
-            task_zh="按 pre-norm 的方式连接一个 Transformer 块：每个子层读取残差流经过 LayerNorm 的副本，"
-            "再把输出加回去：x + attn(ln1(x))，然后 + mlp(ln2(·))。",
-            hint_en="Two lines. The MLP's input is the stream after the attention add (h), not the block's "
-            "input x; and the norm goes inside, before the sublayer, never around the sum (that is post-norm).",
-            hint_zh="两行就够。MLP 的输入是加完注意力之后的残差流 h，而不是块的输入 x；"
-            "LayerNorm 放在子层前面，而不是套在求和外面（那是 post-norm）。",
+            tasks=(
+                "Wire one transformer block the pre-norm way: each sublayer reads a LayerNorm'd copy of "
+                "the stream and adds its output back: x + attn(ln1(x)), then + mlp(ln2(·)).",
+                "按 pre-norm 的方式连接一个 Transformer 块：每个子层读取残差流经过 LayerNorm 的副本，"
+                "再把输出加回去：x + attn(ln1(x))，然后 + mlp(ln2(·))。",
+            ),
+            hints=(
+                "Two lines. The MLP's input is the stream after the attention add (h), not the block's "
+                "input x; and the norm goes inside, before the sublayer, never around the sum (that is post-norm).",
+                "两行就够。MLP 的输入是加完注意力之后的残差流 h，而不是块的输入 x；"
+                "LayerNorm 放在子层前面，而不是套在求和外面（那是 post-norm）。",
+            ),
             code=PRE_NORM_BLOCK,
             reference=("model.gpt:GPT.block", "model.gpt:GPT.sublayer"),
         ),
         Exercise(
             name="causal_attention",
-            title_en="Causal attention",
-            title_zh="因果注意力",
+            titles=(
+                "Causal attention",
+                "因果注意力",
+            ),
             function="causal_attention",
-            task_en="Compute attention for every head: scores q·kᵀ/√d_head, −∞ above the diagonal "
-            "(no looking ahead), a softmax over each row, then the weighted sum of the values.",
-            task_zh="为每个头计算注意力：分数 q·kᵀ/√d_head，对角线以上设为 −∞（不能偷看后面的词元），"
-            "每行做 softmax，再对 v 加权求和。",
-            hint_en="k.transpose(0, 2, 1) turns k into [head, d_head, pos]; np.tri(n, n, dtype=bool) is True "
-            "where j ≤ i; np.where(mask, scores, -np.inf) masks; subtract the row max before np.exp. Divide by "
-            "d_head ** 0.5, not np.sqrt(d_head): that is a float64 scalar and would make the result float64.",
-            hint_zh="k.transpose(0, 2, 1) 把 k 变成 [head, d_head, pos]；np.tri(n, n, dtype=bool) 在 j ≤ i 处为 True；"
-            "用 np.where(mask, scores, -np.inf) 做掩码；np.exp 之前先减去每行的最大值。除以 d_head ** 0.5，"
-            "不要用 np.sqrt(d_head)：它是 float64 标量，会让结果变成 float64。",
+            tasks=(
+                "Compute attention for every head: scores q·kᵀ/√d_head, −∞ above the diagonal "
+                "(no looking ahead), a softmax over each row, then the weighted sum of the values.",
+                "为每个头计算注意力：分数 q·kᵀ/√d_head，对角线以上设为 −∞（不能偷看后面的词元），"
+                "每行做 softmax，再对 v 加权求和。",
+            ),
+            hints=(
+                "k.transpose(0, 2, 1) turns k into [head, d_head, pos]; np.tri(n, n, dtype=bool) is True "
+                "where j ≤ i; np.where(mask, scores, -np.inf) masks; subtract the row max before np.exp. Divide by "
+                "d_head ** 0.5, not np.sqrt(d_head): that is a float64 scalar and would make the result float64.",
+                "k.transpose(0, 2, 1) 把 k 变成 [head, d_head, pos]；np.tri(n, n, dtype=bool) 在 j ≤ i 处为 True；"
+                "用 np.where(mask, scores, -np.inf) 做掩码；np.exp 之前先减去每行的最大值。除以 d_head ** 0.5，"
+                "不要用 np.sqrt(d_head)：它是 float64 标量，会让结果变成 float64。",
+            ),
             code=CAUSAL_ATTENTION,
             reference=("model.attention:softmax", "model.attention:causal_mask", "model.attention:attention"),
         ),
         Exercise(
             name="rope",
-            title_en="RoPE",
-            title_zh="RoPE 旋转位置编码",
+            titles=(
+                "RoPE",
+                "RoPE 旋转位置编码",
+            ),
             function="rope",
-            task_en="Rotate every pair of dimensions of the queries (or keys) by its position's angle, "
-            "reading sin θ and cos θ from the sinusoidal table.",
-            task_zh="把查询（或键）的每一对维度按位置的角度旋转，sin θ 和 cos θ 从正弦位置表里读取。",
-            hint_en="sin, cos = pe[:, None, 0::2], pe[:, None, 1::2] give [pos, 1, d_head/2], shared by every "
-            "head; x[..., 0::2] and x[..., 1::2] are the pairs' two halves; write into np.empty_like(x).",
-            hint_zh="sin, cos = pe[:, None, 0::2], pe[:, None, 1::2] 的形状是 [pos, 1, d_head/2]，所有头共用；"
-            "x[..., 0::2] 和 x[..., 1::2] 是每一对的两半；结果写进 np.empty_like(x)。",
+            tasks=(
+                "Rotate every pair of dimensions of the queries (or keys) by its position's angle, "
+                "reading sin θ and cos θ from the sinusoidal table.",
+                "把查询（或键）的每一对维度按位置的角度旋转，sin θ 和 cos θ 从正弦位置表里读取。",
+            ),
+            hints=(
+                "sin, cos = pe[:, None, 0::2], pe[:, None, 1::2] give [pos, 1, d_head/2], shared by every "
+                "head; x[..., 0::2] and x[..., 1::2] are the pairs' two halves; write into np.empty_like(x).",
+                "sin, cos = pe[:, None, 0::2], pe[:, None, 1::2] 的形状是 [pos, 1, d_head/2]，所有头共用；"
+                "x[..., 0::2] 和 x[..., 1::2] 是每一对的两半；结果写进 np.empty_like(x)。",
+            ),
             code=ROPE,
             reference=("model.positions:rope",),
             live_model="rope",

@@ -175,7 +175,7 @@ def readout(pattern: np.ndarray, head: int, query: int, pieces: list[str], lang:
     row = pattern[query]
     sentence = attention_most([float(w) for w in row[np.isfinite(row)]])  # the keys it may see, as the table shows
     key = sentence.values["key"]
-    keys = (", " if lang == "en" else "、").join(f"{k} {pieces[k]}" for k in sentence.values["keys"])
+    keys = t("list_separator", lang).join(f"{k} {pieces[k]}" for k in sentence.values["keys"])
     most = t(
         sentence.key,
         lang,

@@ -16,7 +16,7 @@ from textual.app import App, SystemCommand
 from textual.command import CommandList, CommandPalette
 from textual.widgets.option_list import Option
 
-from tutor.i18n import pick
+from tutor.i18n import pick, say
 from tutor.patches.footer_labels import localize_bindings
 
 WORDS: dict[str, tuple[str, str]] = {
@@ -59,10 +59,12 @@ def system_commands(
         title, help_text, callback = command.title, command.help, command.callback
         if keys is not None and title == "Keys" and help_text != HIDE_KEYS:
             help_text, callback = word("keys_help", lang), keys
-        elif lang == "zh" and title in SYSTEM_COMMANDS:
-            help_text = "隐藏按键帮助面板" if help_text == HIDE_KEYS else SYSTEM_COMMANDS[title][1]
-        if lang == "zh" and title in SYSTEM_COMMANDS:
-            title = SYSTEM_COMMANDS[title][0]
+        elif title in SYSTEM_COMMANDS:  # Textual's own English, or ours in Chinese
+            help_text = say(
+                (help_text, "隐藏按键帮助面板" if help_text == HIDE_KEYS else SYSTEM_COMMANDS[title][1]), lang
+            )
+        if title in SYSTEM_COMMANDS:
+            title = say((title, SYSTEM_COMMANDS[title][0]), lang)
         yield command._replace(title=title, help=help_text, callback=callback)
 
 

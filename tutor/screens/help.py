@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tutor.i18n import t
+from tutor.i18n import say, t
 
 KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     ("↓ / ↑", "next / previous step (also j / k)", "下一步 / 上一步（也可用 j / k）"),
@@ -81,7 +81,7 @@ def key_table(lang: str) -> Table:
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
     for keys, en, zh in KEYS:
-        table.add_row(keys, zh if lang == "zh" else en)
+        table.add_row(keys, say((en, zh), lang))
     return table
 
 

@@ -21,7 +21,7 @@ from textual.widgets import Input, Static
 
 from model import GPT, Trace
 from tutor.host import Host
-from tutor.i18n import t
+from tutor.i18n import LANGUAGE_NAMES, say, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH, Layout
 from tutor.lens import LensReadings
 from tutor.lessons.parse import PANELS
@@ -249,7 +249,7 @@ class MainScreen(Passes, Generation, Stepping, Course):
     def update_topbar(self) -> None:
         title = self.place.lesson.title if self.place.lesson else ""
         status = "" if self.place.gpt.trained else f" ({t('untrained', self.lang)})"
-        language = "中文" if self.lang == "zh" else "English"
+        language = say(LANGUAGE_NAMES, self.lang)
         topbar = Content.from_markup(  # $variables: a title like "[/b]" is text, not markup
             "[b]tutor[/b] · $title · $model_word [b]$model[/b]$status · $language"
             if not self.model_flash

@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from model import GPT
+from tutor.i18n import say
 from tutor.lessons.parse import EXPERIMENTS
 
 if TYPE_CHECKING:  # base.py imports this module (its titles)
@@ -42,8 +43,7 @@ assert tuple(SCREENS) == EXPERIMENTS == tuple(TITLES)
 
 
 def title(name: str, lang: str) -> str:
-    en, zh = TITLES[name]
-    return zh if lang == "zh" else en
+    return say(TITLES[name], lang)
 
 
 def experiment_screen(name: str, gpt: GPT, prompt: str, lang: str) -> ExperimentScreen:

@@ -39,7 +39,7 @@ from model.sweep import (
 )
 from model.weights import SHIPPED_DIR
 from tutor.host import Host
-from tutor.i18n import pick
+from tutor.i18n import pick, say
 from tutor.lessons.links import DEPTH_LAB_VIEWS
 from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.live_training import LiveSettings, LiveTrainingScreen
@@ -485,9 +485,7 @@ class DepthLabScreen(LiveTrainingScreen):
     def on_mount(self) -> None:
         if self.left_out:  # one notice for all: a checkout without the weights would otherwise show thirteen
             reasons = [self.words("why", name=name, why=why.say(self.lang)) for name, why in self.left_out]
-            self.notify(
-                self.words("left_out", models=("; " if self.lang == "en" else "；").join(reasons)), severity="warning"
-            )
+            self.notify(self.words("left_out", models=say(("; ", "；"), self.lang).join(reasons)), severity="warning")
         self.show_live_status(self.idle_text())
         self.redraw()
 
@@ -560,13 +558,13 @@ class DepthLabScreen(LiveTrainingScreen):
         else:
             parts.append((self.words("not_diverged"), 1))
         colour, marker = SERIES_LOOK.get(record.name, ("#d0d0d0", "?"))
-        comma = ", " if self.lang == "en" else "，"
+        comma = say((", ", "，"), self.lang)
         while True:
             line = Text()
             line.append(f"{self.words('side_' + side)} ", style="bold")
             line.append(f"━{marker}━ ", style=f"bold {colour}")
             line.append(record.name, style="bold")
-            line.append((": " if self.lang == "en" else "：") + comma.join(text for text, _ in parts))
+            line.append(say((": ", "："), self.lang) + comma.join(text for text, _ in parts))
             least = min(parts, key=lambda part: part[1])
             if line.cell_len <= self.size.width - 2 or least[1] >= 9:
                 return line
@@ -575,9 +573,9 @@ class DepthLabScreen(LiveTrainingScreen):
     def view_title(self, key: str, explain: str) -> Text:
         """The view's name in bold, then what to read in it."""
         number = self.words("view_of", i=self.views().index(key) + 1, n=len(self.views()))
-        title = Text(f"{number}{' ' if self.lang == 'en' else ''}{self.words(f'title_{key}')}", style="bold")
+        title = Text(f"{number}{say((' ', ''), self.lang)}{self.words(f'title_{key}')}", style="bold")
         if explain:
-            title.append(f"{' — ' if self.lang == 'en' else '——'}{explain}", style="")
+            title.append(f"{say((' — ', '——'), self.lang)}{explain}", style="")
         return title
 
     def draw_loss(self, chart: LineChart, live: bool) -> None:
@@ -783,7 +781,7 @@ class DepthLabScreen(LiveTrainingScreen):
                     first = values[0 if key == "param_grad" else 1]
                     figures.append(ratio_text(divide(first, values[-1])))
             parts.append(self.words(pair_word, name=record.name, init=figures[0], trained=figures[1]))
-        ratios = "; ".join(parts) if self.lang == "en" else "；".join(parts)
+        ratios = say(("; ", "；"), self.lang).join(parts)
         kind = {"stream_norm": "stream_norm", "stream_grad": "grad", "param_grad": "grad", "similarity": "similarity"}
         return self.words(("short_" if short else "note_") + kind[key], ratios=ratios)
 
