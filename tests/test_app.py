@@ -207,7 +207,7 @@ async def test_lesson_opens_with_its_prompt_step_and_panel_and_links_drive_the_p
         assert main.query_one("#panels").active == "layernorm"
         assert "def layer_norm(" in screen_text(app)  # quoted live from model/
         link = "tutor:show?prompt=%E8%BF%BD%E7%8C%AB%E7%8B%97&step=blocks.0.attn&panel=attention"
-        await main.follow(parse_link(link))
+        await app.follow(parse_link(link))
         await settle(pilot)
         assert main.query_one("#prompt").value == "追猫狗"
         assert main.place.trace.pieces == list("追猫狗")
@@ -465,7 +465,7 @@ async def test_every_link_in_the_shipped_lessons_can_be_followed(store) -> None:
             if context is not None and app.main.place.gpt.name != context:
                 assert app.main.switch_model(context, from_lesson=True), where
                 await settle(pilot)
-            await app.main.follow(link)
+            await app.follow(link)
             await settle(pilot)
             if link.action in ("experiment", "exercise", "quiz"):  # a screen of its own opens
                 assert app.screen is not app.main, (where, href)
@@ -533,7 +533,7 @@ async def test_a_link_selects_a_token_of_the_prompt_it_sets(store) -> None:
     app = make_app(store)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await app.main.follow(parse_link("tutor:show?prompt=%E7%8C%AB%E8%BF%BD%E7%8B%97%E7%9A%84&token=1"))
+        await app.follow(parse_link("tutor:show?prompt=%E7%8C%AB%E8%BF%BD%E7%8B%97%E7%9A%84&token=1"))
         await settle(pilot)
         assert app.main.place.trace.pieces == list("猫追狗的") and app.main.place.token == 1
 

@@ -173,14 +173,14 @@ async def test_a_lesson_link_opens_the_backward_walk(store) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         href = "tutor:show?model=noresidual&prompt=猫追狗的一只猫&direction=backward&step=unembed&panel=gradient"
-        await app.main.follow(parse_link(href))
+        await app.follow(parse_link(href))
         await settle(pilot)
         main = app.main
         assert main.place.gpt.name == "noresidual" and main.place.backward
         assert main.place.trace is not None and main.place.trace.has_grads and main.place.token == 5
         assert main.place.trace.steps[main.place.step_index].name == "unembed"
         assert main.query_one("#panels").active == "gradient"  # type: ignore[attr-defined]
-        await app.main.follow(parse_link("tutor:show?direction=forward"))
+        await app.follow(parse_link("tutor:show?direction=forward"))
         await settle(pilot)
         assert not main.place.backward
 

@@ -497,7 +497,7 @@ async def test_the_lab_opens_from_the_practice_menu_and_from_a_lesson_link(store
         assert isinstance(app.screen, DepthLabScreen)
         assert screen_text(app).startswith(" tutor · " + ("The depth lab" if lang == "en" else "深度实验室"))
         await press(pilot, "escape")
-        await app.main.follow(parse_link("tutor:experiment?name=depth"))
+        await app.follow(parse_link("tutor:experiment?name=depth"))
         await settle(pilot)
         assert isinstance(app.screen, DepthLabScreen)
 
@@ -534,7 +534,7 @@ async def test_a_link_opens_the_lab_on_its_pair_and_view(store) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         href = "tutor:experiment?name=depth&left=deep&right=deep-postnorm&view=param_grad"
-        await app.main.follow(parse_link(href))
+        await app.follow(parse_link(href))
         await settle(pilot)
         lab = app.screen
         assert isinstance(lab, DepthLabScreen)
@@ -543,7 +543,7 @@ async def test_a_link_opens_the_lab_on_its_pair_and_view(store) -> None:
         assert figure(trained) in screen_text(app)
         await pilot.press("escape")
         await settle(pilot)
-        await app.main.follow(parse_link("tutor:experiment?name=depth&left=deep&right=deep&view=nothing"))
+        await app.follow(parse_link("tutor:experiment?name=depth&left=deep&right=deep&view=nothing"))
         await settle(pilot)
         lab = app.screen
         assert isinstance(lab, DepthLabScreen) and lab.left != lab.right and lab.view_key == "loss"

@@ -30,7 +30,7 @@ async def test_order_by_link_shows_the_exact_property_and_follows_the_keys(store
         await settle(pilot)
         app.main.set_prompt("猫追狗")
         await settle(pilot)
-        await app.main.follow(parse_link("tutor:experiment?name=order"))
+        await app.follow(parse_link("tutor:experiment?name=order"))
         await settle(pilot)
         assert isinstance(app.screen, OrderScreen)
         nope, tiny = model.load("nope"), model.load("tiny")

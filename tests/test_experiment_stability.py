@@ -384,12 +384,12 @@ async def test_warmup_and_shape_toggle_and_links_choose_them(store, small_file) 
         await press(pilot, "w")
         assert len(table_lines(app)) == 1 + 6
         await press(pilot, "escape")
-        await app.main.follow(parse_link("tutor:experiment?name=stability&shape=4x64&warmup=off"))
+        await app.follow(parse_link("tutor:experiment?name=stability&shape=4x64&warmup=off"))
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, StabilityScreen) and not screen.warmup_on and len(table_lines(app)) == 1 + 1
         await press(pilot, "escape")
-        await app.main.follow(parse_link("tutor:experiment?name=stability&shape=2x2&warmup=sometimes"))
+        await app.follow(parse_link("tutor:experiment?name=stability&shape=2x2&warmup=sometimes"))
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, StabilityScreen) and screen.warmup_on and screen.shape == "4x64"

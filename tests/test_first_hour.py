@@ -107,7 +107,7 @@ async def test_a_lesson_opens_on_its_own_model_and_says_so(store, two_lessons, l
         await settle(pilot)
         main = app.main
         assert main.place.lesson.id == "plain" and main.place.gpt.name == "tiny"
-        await main.follow(parse_link("tutor:show?model=postnorm"))  # a link switches the model
+        await app.follow(parse_link("tutor:show?model=postnorm"))  # a link switches the model
         await settle(pilot)
         assert main.place.gpt.name == "postnorm"
         await pilot.press("f8")
@@ -375,7 +375,7 @@ async def test_in_a_small_window_the_lesson_says_what_its_links_and_keys_do_behi
         await settle(pilot)
         main = app.main
         assert main.lesson_only()
-        await main.follow(parse_link("tutor:show?step=blocks.0.ln1&panel=layernorm"))
+        await app.follow(parse_link("tutor:show?step=blocks.0.ln1&panel=layernorm"))
         await settle(pilot)
         notices = [notice.message for notice in app._notifications]
         assert t("f3_shows_it", lang) in notices, notices
@@ -387,6 +387,6 @@ async def test_in_a_small_window_the_lesson_says_what_its_links_and_keys_do_behi
         await settle(pilot)
         assert not main.lesson_only() and app.focused is main.query_one("#prompt")
         app.clear_notifications()
-        await main.follow(parse_link("tutor:show?step=blocks.0.attn&panel=attention"))  # in view: nothing to say
+        await app.follow(parse_link("tutor:show?step=blocks.0.attn&panel=attention"))  # in view: nothing to say
         await pilot.press("z")
         assert not app._notifications and main.typed_prompt.endswith("z")

@@ -239,7 +239,7 @@ async def test_a_later_token_moves_batchnorms_earlier_rows_on_screen(store, lang
     app = make_app(store, lang=lang)
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
-        await app.main.follow(parse_link("tutor:experiment?name=layernorm-calc&view=batchnorm"))
+        await app.follow(parse_link("tutor:experiment?name=layernorm-calc&view=batchnorm"))
         await settle(pilot)
         view = app.screen.query_one(NormAxesView)
         prompt = app.screen.query_one("#bn-prompt")
@@ -307,7 +307,7 @@ async def test_the_calculators_view_option(store) -> None:
         notify = app.notify
         # kept as they come: on a loaded machine a notice may time out before a settle is over
         app.notify = lambda message, *args, **kwargs: (notices.append(str(message)), notify(message, *args, **kwargs))
-        await app.main.follow(parse_link("tutor:experiment?name=layernorm-calc&view=sideways"))
+        await app.follow(parse_link("tutor:experiment?name=layernorm-calc&view=sideways"))
         await settle(pilot)
         assert any("view=sideways" in notice for notice in notices)
         assert app.screen.query_one("#ln-x").has_focus  # the calculator as it always opened

@@ -162,7 +162,7 @@ async def test_lesson_5_s_links_draw_all_four_sums_after_a_scroll(store) -> None
         await app.open_lesson("sinusoidal")
         await settle(pilot)
         for prompt in ("猫追狗", "猫猫猫猫"):
-            await app.main.follow(parse_link(f"tutor:show?prompt={prompt}&step=embed&panel=vectors"))
+            await app.follow(parse_link(f"tutor:show?prompt={prompt}&step=embed&panel=vectors"))
             await settle(pilot)
         await pilot.press("alt+pagedown")
         await settle(pilot)

@@ -31,7 +31,7 @@ from model import GPT
 from tutor.i18n import Words, other_language, pick, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH
 from tutor.lessons.answers import lesson_answers
-from tutor.lessons.links import parse_link
+from tutor.lessons.links import LessonError, Link, parse_link
 from tutor.lessons.parse import MODEL_VARIANTS, Lesson, load_lessons
 from tutor.lessons.quiz import lesson_quiz
 from tutor.lessons.quiz import passed as quiz_passed
@@ -45,6 +45,7 @@ from tutor.reach import reach_of
 from tutor.screens.lessons import LessonListScreen
 from tutor.screens.main import MainScreen
 from tutor.step_words import step_label
+from tutor.widgets.lesson_view import LessonView
 
 lost_terminal.install()
 small_window.install(
@@ -376,8 +377,44 @@ class TutorApp(App[None]):
         if self.resume_model and isinstance(saved_model, str) and saved_model != self.main.place.gpt.name:
             self.main.switch_model(saved_model)
 
+    # -- links: every `tutor:` link is followed here, from a lesson, F9, F10 or the palette -----------------
+
+    async def on_lesson_view_link_clicked(self, event: LessonView.LinkClicked) -> None:
+        """A link clicked in the lesson (the message comes up from the lesson view, through the main screen)."""
+        await self.follow_href(event.href)
+
     def follow_now(self, href: str) -> None:
-        self.run_worker(self.main.follow(parse_link(href)), group="link")
+        self.run_worker(self.follow_href(href), group="link")
+
+    async def follow_href(self, href: str) -> None:
+        """A link as written: a `tutor:` one followed, a malformed one said, any other (http:, file:) named
+        in a notice and never opened."""
+        if not href.startswith("tutor:"):
+            self.notify(t("external_link", self.lang, href=href), severity="information")
+            return
+        try:
+            link = parse_link(href)
+        except LessonError as error:
+            self.notify(str(error), severity="error")
+            return
+        await self.follow(link)
+
+    async def follow(self, link: Link) -> None:
+        """Do what a `tutor:` link says: the main screen shows a `show` link, the app opens everything else."""
+        params = link.params
+        this_lesson = self.main.place.lesson.id if self.main.place.lesson else ""
+        if link.action == "show":
+            self.main.show_link(params)
+        elif link.action == "lesson":
+            await self.open_lesson(params.get("id"), heading=params.get("heading"))
+        elif link.action == "experiment":
+            self.open_experiment(params.get("name", ""), {key: value for key, value in params.items() if key != "name"})
+        elif link.action == "exercise":
+            self.open_exercise(params.get("name", ""))
+        elif link.action == "quiz":
+            self.open_quiz(params.get("id") or this_lesson)
+        elif link.action == "answer":
+            self.open_answer(params.get("id") or this_lesson, params.get("n", "1"))
 
     def open_lesson_now(self, lesson_id: str) -> None:
         self.run_worker(self.open_lesson(lesson_id), exclusive=True, group="lesson")

@@ -1,4 +1,7 @@
-"""What the main screen asks of the app that hosts it: the learner's progress, the lessons, the other screens.
+"""What the screens ask of the app that hosts them: the learner's progress, the lessons, the links to follow.
+
+The app decides what opens (a lesson, an experiment, a quiz) and tells the screens what to show: a screen
+asks (up), the app shows (down), never round again.
 
 A typed interface instead of reaching into the app's attributes: `TutorApp` is one `Host`, and a test
 may stand in another."""
@@ -21,21 +24,13 @@ class Host(Protocol):
         """(label, tutor: link) for the practice menu."""
         ...
 
-    async def open_lesson(self, lesson_id: str | None, heading: str | None = None, resume: bool = False) -> None: ...
+    async def follow_href(self, href: str) -> None:
+        """A link the learner chose (F9, F10): the app follows every link, and tells the screens what to show."""
 
     async def step_lesson(self, delta: int) -> None: ...
 
-    def open_experiment(self, name: str, options: dict[str, str] | None = None) -> None: ...
-
-    def open_exercise(self, name: str) -> None: ...
-
     def show_model(self, name: str) -> None:
         """Back on the main screen with shipped variant `name` loaded (an experiment's "open it there")."""
-
-    def open_quiz(self, lesson_id: str) -> None: ...
-
-    def open_answer(self, lesson_id: str, n: str) -> None:
-        """Exercise `n`'s hint, its answer a key away."""
 
     def action_lessons(self) -> None: ...
 

@@ -3,6 +3,8 @@ switched to; and the keys that open the lessons, the links, practice and help.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from textual import on
 from textual.screen import Screen
 
@@ -12,7 +14,7 @@ from tutor.i18n import pick, t
 from tutor.layout import Layout
 from tutor.lessons.answers import is_answer_link
 from tutor.lessons.display import display_markdown
-from tutor.lessons.links import LessonError, Link, labelled_links, parse_link
+from tutor.lessons.links import labelled_links
 from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
 from tutor.lessons.reading import reading_minutes
 from tutor.place import Place
@@ -149,52 +151,25 @@ class Course(Screen[None]):
         self.run_model(self.typed_prompt)
         self.host.remember(model=remember)
 
-    @on(LessonView.LinkClicked)
-    async def link_clicked(self, event: LessonView.LinkClicked) -> None:
-        event.stop()
-        href = event.href
-        if not href.startswith("tutor:"):
-            self.notify(t("external_link", self.lang, href=href), severity="information")
-            return
-        try:
-            link = parse_link(href)
-        except LessonError as error:
-            self.notify(str(error), severity="error")
-            return
-        await self.follow(link)
-
-    async def follow(self, link: Link) -> None:
-        """Do what a `tutor:` link says."""
-        params = link.params
-        this_lesson = self.place.lesson.id if self.place.lesson else ""
-        if link.action == "show":
-            if "model" in params:
-                self.switch_model(params["model"], from_lesson=True)
-            missing = self.place.show(params)  # direction, step, token, head (a step of a prompt still coming waits)
-            if missing is not None:
-                self.no_such_step(missing)
-            elif "step" in params and self.place.pending_step is None:
-                self.moved()  # the step's panel, before the link's own panel below
-            if "panel" in params and params["panel"] in PANELS and params["panel"] != "tokens":
-                self.query_one("#panels", PanelSwitcher).active = params["panel"]
-            if "prompt" in params:  # last: a quick model's trace comes at once, and takes the step and token above
-                self.set_prompt(params["prompt"])
-            else:
-                self.ensure_grads()  # backwards now, or the gradient panel: the pass with its gradients
-            self.refresh_panels()
-            if self.lesson_only():  # the panels it changed are behind the lesson
-                self.notify(t("f3_shows_it", self.lang), timeout=3)
-        elif link.action == "lesson":
-            await self.host.open_lesson(params.get("id"), heading=params.get("heading"))
-        elif link.action == "experiment":
-            options = {key: value for key, value in params.items() if key != "name"}
-            self.host.open_experiment(params.get("name", ""), options)
-        elif link.action == "exercise":
-            self.host.open_exercise(params.get("name", ""))
-        elif link.action == "quiz":
-            self.host.open_quiz(params.get("id") or this_lesson)
-        elif link.action == "answer":
-            self.host.open_answer(params.get("id") or this_lesson, params.get("n", "1"))
+    def show_link(self, params: Mapping[str, str]) -> None:
+        """What a `tutor:show?…` link asks (the app follows every link; this part is the screen's): the model,
+        the direction, step, token and head, the panel, then the prompt."""
+        if "model" in params:
+            self.switch_model(params["model"], from_lesson=True)
+        missing = self.place.show(params)  # direction, step, token, head (a step of a prompt still coming waits)
+        if missing is not None:
+            self.no_such_step(missing)
+        elif "step" in params and self.place.pending_step is None:
+            self.moved()  # the step's panel, before the link's own panel below
+        if "panel" in params and params["panel"] in PANELS and params["panel"] != "tokens":
+            self.query_one("#panels", PanelSwitcher).active = params["panel"]
+        if "prompt" in params:  # last: a quick model's trace comes at once, and takes the step and token above
+            self.set_prompt(params["prompt"])
+        else:
+            self.ensure_grads()  # backwards now, or the gradient panel: the pass with its gradients
+        self.refresh_panels()
+        if self.lesson_only():  # the panels it changed are behind the lesson
+            self.notify(t("f3_shows_it", self.lang), timeout=3)
 
     def action_lessons(self) -> None:
         self.host.action_lessons()
@@ -220,10 +195,7 @@ class Course(Screen[None]):
 
         async def chosen(href: str | None) -> None:
             if href:
-                try:
-                    await self.follow(parse_link(href))
-                except LessonError as error:
-                    self.notify(str(error), severity="error")
+                await self.host.follow_href(href)
 
         self.app.push_screen(LinkPickerScreen(links, t("links_title", self.lang)), chosen)
 
@@ -233,7 +205,7 @@ class Course(Screen[None]):
 
         async def chosen(href: str | None) -> None:
             if href:
-                await self.follow(parse_link(href))
+                await self.host.follow_href(href)
 
         items = self.host.practice_items()
         self.app.push_screen(LinkPickerScreen(items, t("practice_title", self.lang)), chosen)
