@@ -36,3 +36,24 @@ async def test_the_palette_describes_each_variant(store, lang: str, line: str) -
         await pilot.pause(0.3)  # the palette searches in a worker of its own
         await settle(pilot)
         assert line in screen_text(app)
+
+
+async def test_the_palette_lists_every_command_kind_of_the_model_shown(store) -> None:
+    """Lessons, variants, every step of the model on screen, practice, the backward pass, the language and
+    "show everything": the palette's commands, each kind present (a fault in one kind silently dropped
+    the kinds after it)."""
+    from tutor.app import TutorCommands
+
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        provider = TutorCommands(app.screen)
+        titles = [title for title, _callback, _help in provider._commands()]
+        steps = app.main.place.gpt.steps
+        step_titles = [title for title in titles if title.startswith("Step ")]
+        assert len(step_titles) == len(steps) == 27  # tiny: 4 blocks
+        assert all(title.startswith(f"Step {step.index + 1}: ") for step, title in zip(steps, step_titles, strict=True))
+        assert sum(t.startswith("Lesson ") for t in titles) == len(app.lessons)
+        assert sum(t.startswith("Model: ") for t in titles) == len(MODEL_VARIANTS)
+        assert "Backward pass: step back from the loss" in titles and "中文 / English" in titles
+        assert titles[-1].startswith("Show everything")

@@ -87,7 +87,7 @@ class TutorCommands(Provider):
                 lambda n=name: screen.switch_model(n),
                 t("shipped" if name in model.shipped_models() else "not_shipped", app.lang),
             )
-        for step in screen.gpt.steps:
+        for step in screen.place.gpt.steps:
             yield (
                 pick(WORDS, "step_command", lang, n=step.index + 1, step=step_label(step, lang)),
                 lambda name=step.name: screen.goto_step_name(name),
