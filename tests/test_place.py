@@ -159,7 +159,7 @@ def test_switching_model_drops_the_pass_and_the_head(place: Place, gpt: GPT) -> 
 
 
 def test_temperature_and_top_k_move_along_their_steps_and_stop_at_the_ends(place: Place) -> None:
-    from tutor.sampling import TEMPERATURES, TOP_KS
+    from tutor.draw_settings import TEMPERATURES, TOP_KS
 
     assert (place.sampling.temperature, place.sampling.top_k) == (1.0, None)  # the model's own distribution
     seen = [place.sampling.temperature]
@@ -179,7 +179,7 @@ def test_temperature_and_top_k_move_along_their_steps_and_stop_at_the_ends(place
 
 
 def test_draws_are_numbered_and_a_drawn_pass_puts_the_cursor_on_the_new_token(place: Place, gpt: GPT) -> None:
-    from tutor.sampling import Sampled
+    from tutor.draw_settings import Sampled
 
     assert [place.draw(), place.draw()] == [0, 1] and place.sampling.draws == 2
     place.token = 0

@@ -70,7 +70,7 @@ def test_with_bpe_a_token_that_merges_across_the_seam_takes_the_whole_pass(tmp_p
     new text; the rest extend by one position, and equal the pass of the new text."""
     from test_hf_gpt2 import write_folder
 
-    from tutor.sampling import appended
+    from tutor.draw_settings import appended
 
     write_folder(tmp_path / "m")
     gpt = model.load(tmp_path / "m")
@@ -253,7 +253,7 @@ async def test_pilot_in_chinese_and_out_of_the_panel_a_notice_says_it(store) -> 
 async def test_pilot_generating_draws_the_seeds_tokens_one_by_one_and_can_be_stopped(store) -> None:
     from helpers import make_app, screen_text, settle
 
-    from tutor.sampling import GENERATE_N
+    from tutor.draw_settings import GENERATE_N
 
     async def generate(stop_after: int | None) -> tuple[list[int], list[int]]:
         app = make_app(store)

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from model import GPT, Step, Trace
+from tutor.draw_settings import TEMPERATURES, TOP_KS, Sampled, Sampling
 from tutor.lessons.parse import Lesson
 from tutor.reach import EVERYTHING, Reach
-from tutor.sampling import TEMPERATURES, TOP_KS, Sampled, Sampling
 from tutor.view import BACKWARD, FORWARD, View
 
 

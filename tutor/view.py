@@ -12,8 +12,8 @@ from rich.style import Style
 
 from model import GPT, Step, Trace
 from tutor import i18n
+from tutor.draw_settings import Sampling
 from tutor.reach import EVERYTHING, Reach
-from tutor.sampling import Sampling
 
 if TYPE_CHECKING:
     from tutor.lens import LensRow  # tutor.lens reads the stream points below

@@ -42,7 +42,7 @@ that is: the final guess leads at the last `leads_at_end` points in a row).
 
 `M.sample.SETTING.pct[i]`: on `LENS_PROMPT`'s last token, the probability in percent that the i-th
 likeliest token (by the model's own logits) is drawn with (`model.sampling.sampling_probs`), for every
-setting the keys reach (`tutor.sampling`): `T1` is T = 1, `T0_5` T = 0.5, `T0` T = 0 (the argmax),
+setting the keys reach (`tutor.draw_settings`): `T1` is T = 1, `T0_5` T = 0.5, `T0` T = 0 (the argmax),
 `T1_k3` T = 1 with top-k = 3; `M.sample.top_id` is that likeliest token's id.
 
 `stability.…`: the shipped learning-rate sweep (model/data/stability.jsonl.gz, `tutor sweep --grid stability`).
@@ -205,7 +205,7 @@ def _setting_name(temperature: float, top_k: int | None) -> str:
 def _sample(gpt: Any, shown: int = 5) -> dict[str, Any]:
     """For every setting the keys reach, the draw probabilities of `LENS_PROMPT`'s `shown` likeliest next tokens."""
     from model.sampling import sampling_probs, top_order
-    from tutor.sampling import TEMPERATURES, TOP_KS
+    from tutor.draw_settings import TEMPERATURES, TOP_KS
 
     logits = gpt.run(LENS_PROMPT).logits[-1]
     order = top_order(logits, shown)

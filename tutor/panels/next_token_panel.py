@@ -9,8 +9,8 @@ from rich.text import Text
 from textual.widget import Widget
 
 from model import Trace, sampling_probs, top_order
+from tutor.draw_settings import GENERATE_N, Sampled, Sampling
 from tutor.i18n import t
-from tutor.sampling import GENERATE_N, Sampled, Sampling
 from tutor.text_table import Column, text_table
 from tutor.view import View, sequential_style, visible_piece
 from tutor.widgets.live_static import LiveStatic

@@ -8,11 +8,11 @@ from textual.widgets import Input
 
 import model
 from model import GPT
+from tutor.draw_settings import GENERATE_N, Sampled, appended
 from tutor.i18n import t
 from tutor.layout import Layout
 from tutor.place import Place
 from tutor.runner import PassRunner, Stop
-from tutor.sampling import GENERATE_N, Sampled, appended
 from tutor.screens.passes import Ready
 from tutor.widgets.panel_switcher import PanelSwitcher
 

@@ -8,11 +8,11 @@ from textual.widgets import Input
 
 import model
 from model import GPT, Trace
+from tutor.draw_settings import Sampled
 from tutor.lens import LensReadings
 from tutor.panels.next_token_panel import sampled_text
 from tutor.place import Place
 from tutor.runner import PassRunner, Stop, failure_words
-from tutor.sampling import Sampled
 from tutor.widgets.panel_switcher import PanelSwitcher
 
 Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it

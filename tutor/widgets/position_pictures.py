@@ -19,7 +19,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from tutor.i18n import t
-from tutor.position_pictures import (
+from tutor.position_picture_data import (
     dots_by_distance,
     number,
     rope_pair_angles,
