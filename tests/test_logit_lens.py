@@ -11,7 +11,7 @@ from helpers import make_app, screen_text, settle
 
 import model
 from model import logit_lens, softmax
-from tutor.lessons.parse import PANELS
+from tutor.catalogue import PANELS
 from tutor.panels.logit_lens_panel import (
     LensRow,
     LogitLensPanel,

@@ -17,26 +17,20 @@ from textual.widgets import Input, Static
 
 import model
 from model import GPT, Step, Trace
+from tutor.catalogue import FOLLOWING_PANELS, MODEL_VARIANTS, PANEL, PANEL_FOR_KIND, PANELS, TABS, panel_label
 from tutor.host import Host
 from tutor.i18n import pick, t
 from tutor.lessons.answers import is_answer_link
 from tutor.lessons.display import display_markdown
 from tutor.lessons.links import LessonError, Link, labelled_links, parse_link
-from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
+from tutor.lessons.parse import Lesson
 from tutor.lessons.reading import reading_minutes
-from tutor.panels.attention_panel import AttentionPanel
-from tutor.panels.gradient_panel import GradientPanel
-from tutor.panels.layernorm_panel import LayerNormPane
 from tutor.panels.logit_lens_panel import LensRow, LogitLensPanel, lens_rows
 from tutor.panels.next_token_panel import NextTokenPanel, sampled_text
-from tutor.panels.overview_panel import OverviewPanel
+from tutor.panels.panes import drawn_by, tab_panes
 from tutor.panels.residual_panel import ResidualPanel
-from tutor.panels.similarity_panel import SimilarityPanel
 from tutor.panels.step_info import StepInfo
-from tutor.panels.step_vectors_panel import StepVectorsPanel
-from tutor.panels.stream_panel import StreamPanel
 from tutor.panels.token_strip import TokenStrip
-from tutor.panels.vectors_panel import VectorsPanel
 from tutor.patches.footer_labels import localize_bindings
 from tutor.place import Place
 from tutor.reach import Reach
@@ -89,15 +83,6 @@ GENERATE_PAUSE = 0.1  # seconds between the tokens of a run: each is drawn on sc
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 COMPACT_WIDTH = 110  # below this the lesson and the panels take turns
 WIDE_WIDTH = 170  # from here the residual chart and the next-token guess stay in view beside the tabs
-FOLLOWING_PANELS = ("overview",)  # panels that show every step: a step key keeps them, not the step's own
-PANEL_FOR_KIND = {
-    "embed": "vectors",
-    "norm": "layernorm",
-    "attention": "attention",
-    "residual": "residual",
-    "mlp": "vectors",  # the hidden units before and after GELU (the StepVectorsPanel)
-    "unembed": "next",
-}
 
 
 def page(widget: Widget, delta: int) -> None:
@@ -235,19 +220,7 @@ class MainScreen(Screen[None]):
                 yield TokenStrip(id="tokens")
                 yield StepBar(id="stepbar")
                 yield StepInfo(id="stepinfo")
-                yield PanelSwitcher(
-                    self.panel_labels(),
-                    # the embedding's vectors at the embed step, the step's own vectors at every other; grids scroll
-                    Vertical(VectorsPanel(), StepVectorsPanel(), id="vectors"),
-                    LayerNormPane(id="layernorm"),
-                    StreamPanel(id="residual"),  # the lines, the logit lens and the table; it scrolls itself
-                    AttentionPanel(id="attention"),
-                    VerticalScroll(NextTokenPanel(), id="next"),
-                    VerticalScroll(GradientPanel(), id="gradient"),
-                    SimilarityPanel(id="similarity"),
-                    OverviewPanel(id="overview"),
-                    id="panels",
-                )
+                yield PanelSwitcher(self.panel_labels(), *tab_panes(), id="panels")  # the catalogue's tabs
             with Vertical(id="side"):
                 with VerticalScroll():
                     yield ResidualPanel(id="side-residual")
@@ -267,7 +240,7 @@ class MainScreen(Screen[None]):
         self.query_one("#panels", PanelSwitcher).mount_hidden()
 
     def panel_labels(self) -> dict[str, str]:
-        return {panel: t(panel, self.lang) for panel in PANELS[1:]}  # "tokens" is always in view, not a tab
+        return {panel: panel_label(panel, self.lang) for panel in TABS}  # "tokens" is always in view, not a tab
 
     def localize_footer(self) -> None:
         """The footer's labels in the learner's language (again after F5), ctrl+r's naming where it takes them."""
@@ -568,35 +541,14 @@ class MainScreen(Screen[None]):
         if self.has_class("-too-small"):
             return True
         active = tabs.active
-        panels = {
-            "layernorm": LayerNormPane,
-            "residual": StreamPanel,
-            "attention": AttentionPanel,
-            "next": NextTokenPanel,
-            "gradient": GradientPanel,
-            "similarity": SimilarityPanel,
-            "overview": OverviewPanel,
-        }
         if self.has_class("-compact") and self.has_class("-lesson"):
             pass
-        elif active == "vectors":
-            self.show_vectors(view)
-        elif active in panels:
-            pane = self.query_one(f"#{active}")
-            (pane if isinstance(pane, panels[active]) else pane.query_one(panels[active])).show(view)
+        elif active in PANEL:
+            drawn_by(self.query_one(f"#{active}")).show(view)
         if self.has_class("-wide"):
             self.query_one("#side-residual", ResidualPanel).show(view)
             self.query_one("#side-next", NextTokenPanel).show(view)
         return True
-
-    def show_vectors(self, view: View) -> None:
-        """The vectors tab: the token and position vectors at the embedding, the step's own vectors elsewhere."""
-        embed = view.step.kind == "embed"
-        pane = self.query_one("#vectors")
-        vectors, step_vectors = pane.query_one(VectorsPanel), pane.query_one(StepVectorsPanel)
-        if vectors.display != embed or step_vectors.display == embed:
-            vectors.display, step_vectors.display = embed, not embed
-        (vectors if embed else step_vectors).show(view)
 
     def update_topbar(self) -> None:
         title = self.lesson.title if self.lesson else ""
@@ -697,7 +649,7 @@ class MainScreen(Screen[None]):
 
     def action_next_panel(self) -> None:
         tabs = self.query_one("#panels", PanelSwitcher)
-        order = list(PANELS[1:])  # "tokens" is always in view, not a tab
+        order = list(TABS)  # "tokens" is always in view, not a tab
         asked = tabs.asked  # not `active`: the panel asked for may still be mounting
         tabs.active = order[(order.index(asked) + 1) % len(order)] if asked in order else order[0]
 
