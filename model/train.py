@@ -33,10 +33,11 @@ import json
 import math
 import os
 import time
+import tomllib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -101,39 +102,23 @@ class Recipe:
         )
 
 
-_TINY = Recipe()
-# The depth family: 16 blocks of d_model 32 hold the same matrix work per token as tiny's 4 of 64
-# (12·L·d² = 196,608 weights in the blocks), so depth is the only thing that changes.
-_DEEP = replace(_TINY, name="deep", n_layers=16, d_model=32, d_mlp=128)
-_FAST = replace(_TINY, learning_rate=0.1, min_learning_rate=0.01, warmup_steps=40, steps=400, eval_every=25)
-RECIPES: dict[str, Recipe] = {
-    "tiny": _TINY,  # sinusoidal positions, pre-norm: the seed lesson's model
-    "learned": replace(_TINY, name="learned", positional="learned"),
-    "rope": replace(_TINY, name="rope", positional="rope"),
-    "nope": replace(_TINY, name="nope", positional="none"),
-    "postnorm": replace(_TINY, name="postnorm", norm="post"),
-    "noresidual": replace(_TINY, name="noresidual", residual=False),
-    "nonorm": replace(_TINY, name="nonorm", norm="none"),
-    "base10": replace(_TINY, name="base10", pos_base=10.0),  # the seed's exercise 2: a base of 10 …
-    "base1e6": replace(_TINY, name="base1e6", pos_base=1e6),  # … and of 10⁶
-    "deep": _DEEP,
-    "deep-postnorm": replace(_DEEP, name="deep-postnorm", norm="post"),
-    "deep-postnorm-nowarmup": replace(_DEEP, name="deep-postnorm-nowarmup", norm="post", warmup_steps=0),
-    "deep-nowarmup": replace(_DEEP, name="deep-nowarmup", warmup_steps=0),
-    "deep-nonorm-nowarmup": replace(_DEEP, name="deep-nonorm-nowarmup", norm="none", warmup_steps=0),
-    "deep-nonorm": replace(_DEEP, name="deep-nonorm", norm="none"),
-    "deep-noresidual": replace(_DEEP, name="deep-noresidual", residual=False),
-    # the same two at a tenth of the learning rate: is post-norm's trouble at depth the step size?
-    "deep-lr1e-3": replace(_DEEP, name="deep-lr1e-3", learning_rate=1e-3, min_learning_rate=1e-4),
-    "deep-postnorm-lr1e-3": replace(
-        _DEEP, name="deep-postnorm-lr1e-3", norm="post", learning_rate=1e-3, min_learning_rate=1e-4
-    ),
-    # two runs of the stability sweep (`tutor sweep --grid stability`, seed 0), shipped to step through: at ten
-    # times tiny's rate, 400 steps with 40 warm-up, pre-norm trains and the model without LayerNorm diverges
-    # (its checkpoint is the last good one before that)
-    "tiny-lr1e-1": replace(_FAST, name="tiny-lr1e-1"),
-    "nonorm-lr1e-1": replace(_FAST, name="nonorm-lr1e-1", norm="none"),
-}
+VARIANTS_FILE = Path(__file__).with_name("variants.toml")  # the variants, one a line: their names are declared there
+NOT_RECIPE = ("from", "look")  # a line's base, and the tutor's colour and marker: not fields of the recipe
+
+
+def read_recipes(path: Path = VARIANTS_FILE) -> dict[str, Recipe]:
+    """Every line of `variants.toml` as a Recipe: the variant it starts `from` (one above it; without one, the
+    defaults), changed as the line says. A field that is not the recipe's, or a `from` not above, raises."""
+    decimal = {f.name for f in fields(Recipe) if f.type == "float"}  # TOML's 0 is an int: 0.0 here
+    recipes: dict[str, Recipe] = {}
+    for name, line in tomllib.loads(path.read_text(encoding="utf-8")).items():
+        base = recipes[line["from"]] if "from" in line else Recipe()
+        changes: dict[str, Any] = {k: float(v) if k in decimal else v for k, v in line.items() if k not in NOT_RECIPE}
+        recipes[name] = replace(base, name=name, **changes)
+    return recipes
+
+
+RECIPES: dict[str, Recipe] = read_recipes()  # "tiny" first: the seed lesson's model, and every default's
 
 
 # What a recipe may ask for, checked before anything is allocated (a typo of 10⁹ blocks is one line, not a swap storm).

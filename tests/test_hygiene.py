@@ -190,3 +190,95 @@ def test_one_i18n_mechanism(path: Path) -> None:
         and node.target.id.endswith(("_en", "_zh"))
     ]
     assert not fields, f"fields {fields}: keep one Words pair, said with tutor.i18n.say"
+
+
+# -- the catalogue: every panel, experiment and model variant is named once, in tutor/catalogue.py ------------------
+
+
+# Chosen few, named on purpose and ordered for one screen, not copies of the catalogue: (file, the name they are given)
+CHOSEN = {
+    # the depth lab's 16-block family in the lab's order, then the 4-block models it is measured against; a new
+    # 16-block variant is added here by choice (it is listed in the palette and the training screen without)
+    ("tutor/screens/experiments/depth_lab.py", "FAMILY"),
+}
+
+
+def _name_lists(path: Path) -> list[tuple[int, list[str]]]:
+    """Every literal tuple, list or set of strings in a file, and every literal dict's string keys, with its line
+    (but the `CHOSEN`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    where = path.relative_to(ROOT).as_posix()
+    chosen = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name) and (where, target.id) in CHOSEN
+    }
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in chosen:
+            continue
+        items = (
+            node.keys
+            if isinstance(node, ast.Dict)
+            else node.elts
+            if isinstance(node, ast.Tuple | ast.List | ast.Set)
+            else []
+        )
+        strings = [item.value for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+        if strings:
+            found.append((node.lineno, strings))
+    return found
+
+
+def test_the_catalogue_is_the_only_list_of_panels_experiments_and_variants() -> None:
+    """A second list is a second place to add a name to (and to forget): no module but the catalogue spells out
+    most of the panels, the experiments or the variants. A few of them together, for a purpose, are fine (a
+    sweep's grid, a pair compared); lists of the lot are built from the catalogue (`tutor.catalogue`)."""
+    from tutor.catalogue import EXPERIMENTS, MODEL_VARIANTS, PANELS
+
+    kinds = {"panels": set(PANELS), "experiments": set(EXPERIMENTS), "variants": set(MODEL_VARIANTS)}
+    second_lists = [
+        f"{path.relative_to(ROOT)}:{line}: {kind} {strings}"
+        for room in ("tutor", "model")
+        for path in sorted((ROOT / room).rglob("*.py"))
+        if path != ROOT / "tutor" / "catalogue.py"
+        for line, strings in _name_lists(path)
+        for kind, names in kinds.items()
+        if len(strings) >= 3 and len(set(strings)) > len(names) / 2 and set(strings) <= names
+    ]
+    assert not second_lists, "\n".join(second_lists)
+
+
+def test_the_catalogue_imports_only_the_standard_library() -> None:
+    """The lesson parser, `tutor lessons --check` and `tutor train --help` read it: no Textual, no NumPy, no model/
+    (model/variants.toml is read as a file), and of the tutor's only tutor.i18n (its labels are Words pairs), which
+    imports nothing itself."""
+    stdlib = set(sys.stdlib_module_names)
+    names = {name for name in modules_imported_by(ROOT / "tutor" / "catalogue.py") if name.split(".")[0] not in stdlib}
+    assert names <= {"tutor.i18n"}, names
+    assert {name.split(".")[0] for name in modules_imported_by(ROOT / "tutor" / "i18n.py")} <= stdlib
+
+
+def test_every_panel_and_experiment_in_the_catalogue_is_a_class_where_it_belongs() -> None:
+    """A panel's widget is in tutor/panels/ and draws a View (`show`); an experiment's screen is in
+    tutor/screens/experiments/, an ExperimentScreen whose NAME is its name in the catalogue."""
+    from tutor.catalogue import EXPERIMENT_LIST, PANEL_LIST, load_class
+    from tutor.screens.experiments.base import ExperimentScreen
+
+    for panel in PANEL_LIST:
+        widget = load_class(panel.widget)
+        assert panel.widget.startswith("tutor.panels.") and callable(getattr(widget, "show", None)), panel
+    for experiment in EXPERIMENT_LIST:
+        screen = load_class(experiment.screen)
+        assert experiment.screen.startswith("tutor.screens.experiments."), experiment
+        assert issubclass(screen, ExperimentScreen) and experiment.name == screen.NAME, experiment
+
+
+def test_every_variant_has_a_look_of_its_own() -> None:
+    """model/variants.toml gives each variant its colour and marker: none left to the grey "?", no two alike."""
+    from tutor.catalogue import VARIANT_LIST, Variant
+
+    assert all((v.colour, v.marker) != (Variant("").colour, Variant("").marker) for v in VARIANT_LIST), VARIANT_LIST
+    assert len({v.colour for v in VARIANT_LIST}) == len({v.marker for v in VARIANT_LIST}) == len(VARIANT_LIST)

@@ -364,9 +364,9 @@ def test_lessons_command_does_not_import_textual(tmp_path: Path) -> None:
 
 def test_the_variants_lessons_may_name_are_the_ones_training_makes() -> None:
     from model.train import RECIPES
+    from tutor.catalogue import MODEL_VARIANTS
     from tutor.commands.train import VARIANTS
     from tutor.lessons.check import VARIANT_SWITCHES
-    from tutor.lessons.parse import MODEL_VARIANTS
 
     assert MODEL_VARIANTS == tuple(RECIPES) == VARIANTS and set(RECIPES) == set(VARIANT_SWITCHES)
     assert VARIANT_SWITCHES["deep-postnorm"] == {"norm": "post", "n_layers": 16, "d_model": 32, "d_mlp": 128}

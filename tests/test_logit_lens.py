@@ -11,8 +11,8 @@ from helpers import make_app, screen_text, settle
 
 import model
 from model import logit_lens, softmax
+from tutor.catalogue import PANELS
 from tutor.lens import LensRow, lens_probabilities, lens_rows, top_tokens
-from tutor.lessons.parse import PANELS
 from tutor.panels.logit_lens_panel import LogitLensPanel, guess_text, prob_text
 from tutor.panels.residual_lines import ResidualLines, shown_others
 from tutor.panels.residual_panel import ResidualPanel, reached_points

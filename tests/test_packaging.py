@@ -35,6 +35,7 @@ def test_wheel_carries_content_and_weights(wheel: Path) -> None:
     assert "tutor/content/README.md" in names
     assert "model/weights/tiny.safetensors" in names
     assert "model/data/corpus.jsonl.gz" in names  # tutor train reproduces the shipped models from an install
+    assert "model/variants.toml" in names  # the variants: their recipes, and the names the catalogue reads
     assert all(f"model/weights/{name}.safetensors" in names for name in ("deep", "deep-postnorm", "base10"))
     assert "tutor/cli.py" in names and "model/gpt.py" in names
     assert not [n for n in names if n.startswith(("tests/", "scripts/", "tutor/bench/"))]  # the benchmark: a checkout's

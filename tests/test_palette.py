@@ -6,7 +6,7 @@ import pytest
 from helpers import make_app, screen_text, settle
 from rich.cells import cell_len
 
-from tutor.lessons.parse import MODEL_VARIANTS
+from tutor.catalogue import MODEL_VARIANTS
 from tutor.model_words import describe_variant
 
 

@@ -28,11 +28,12 @@ from textual.timer import Timer
 
 import model
 from model import GPT
+from tutor.catalogue import EXPERIMENTS, MODEL_VARIANTS, experiment_title
 from tutor.i18n import Words, other_language, pick, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH
 from tutor.lessons.answers import lesson_answers
 from tutor.lessons.links import LessonError, Link, parse_link
-from tutor.lessons.parse import MODEL_VARIANTS, Lesson, load_lessons
+from tutor.lessons.parse import Lesson, load_lessons
 from tutor.lessons.quiz import lesson_quiz
 from tutor.lessons.quiz import passed as quiz_passed
 from tutor.model_words import describe_variant
@@ -467,14 +468,14 @@ class TutorApp(App[None]):
     def practice_items(self) -> list[tuple[str, str]]:
         """(label, tutor: link) for the practice menu and the palette: quiz first, then the rest."""
         from tutor.exercises import EXERCISES, status_mark
-        from tutor.screens.experiments import SCREENS, title
 
         items: list[tuple[str, str]] = []
         lesson = self.main.place.lesson
         if lesson is not None and lesson_quiz(lesson):
             items.append((t("quiz_item", self.lang, title=lesson.title), f"tutor:quiz?id={lesson.id}"))
         items += [
-            (t("experiment_item", self.lang, title=title(n, self.lang)), f"tutor:experiment?name={n}") for n in SCREENS
+            (t("experiment_item", self.lang, title=experiment_title(n, self.lang)), f"tutor:experiment?name={n}")
+            for n in EXPERIMENTS
         ]
         items += [
             (
@@ -488,10 +489,10 @@ class TutorApp(App[None]):
 
     def open_experiment(self, name: str, options: dict[str, str] | None = None) -> None:
         """Experiment `name`; `options`: what a link asks it to open on (the depth lab's left, right, view)."""
-        from tutor.screens.experiments import SCREENS, experiment_screen
+        from tutor.screens.experiments import experiment_screen
 
-        if name not in SCREENS:
-            self.notify(t("no_experiment", self.lang, name=name, known=", ".join(SCREENS)), severity="warning")
+        if name not in EXPERIMENTS:
+            self.notify(t("no_experiment", self.lang, name=name, known=", ".join(EXPERIMENTS)), severity="warning")
             return
         main = self.main
         screen = experiment_screen(name, main.place.gpt, main.place.prompt, self.lang)

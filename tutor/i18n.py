@@ -14,12 +14,6 @@ LANGUAGE_NAMES: Words = ("English", "中文")
 STRINGS: dict[str, Words] = {  # key: (en, zh)
     "prompt": ("Prompt", "提示词"),
     "prompt_placeholder": ("Type a prompt, e.g. 猫追狗", "输入提示词，例如 猫追狗"),
-    "tokens": ("Tokens", "词元"),
-    "vectors": ("Vectors", "向量"),
-    "layernorm": ("LayerNorm", "LayerNorm"),
-    "residual": ("Residual", "残差流"),
-    "attention": ("Attention", "注意力"),
-    "next": ("Next token", "下一个词元"),
     "lesson": ("Lesson", "课程"),
     "step": ("Step", "步骤"),
     "untrained": ("untrained weights", "未训练的权重"),
@@ -61,9 +55,6 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
     ),
     "backward": ("backward", "反向"),
     "grad_reads": ("gets ∂L/∂ {out} → hands ∂L/∂ {into}", "收到 ∂L/∂ {out} → 传给 ∂L/∂ {into}"),
-    "gradient": ("∂L/∂x", "梯度"),  # short: at 80 columns every tab fits on the one line
-    "similarity": ("Cosine", "相似度"),
-    "overview": ("Overview", "总览"),
     "grad_title": (
         "‖∂L/∂x‖, the loss's gradient on the residual stream, token {token}",
         "损失对残差流的梯度 ‖∂L/∂x‖，词元 {token}",

@@ -12,8 +12,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from tutor.catalogue import MODEL_VARIANTS as VARIANTS  # model/variants.toml's names, read without NumPy
 from tutor.commands.common import fail
-from tutor.lessons.parse import MODEL_VARIANTS as VARIANTS  # model.train.RECIPES' names; no NumPy for --help
 
 HELP = "train a model variant, or your own recipe, on the frozen corpus (the lessons and Python's docstrings)"
 DESCRIPTION = (

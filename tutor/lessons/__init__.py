@@ -1,7 +1,8 @@
 """Lessons: the files in content/, read, linked, shown and checked.
 
-- `parse`: a lesson file (TOML front matter, Markdown body) into a `Lesson`; the panel, experiment
-  and model names a lesson may use (`PANELS`, `EXPERIMENTS`, `MODEL_VARIANTS`).
+- `parse`: a lesson file (TOML front matter, Markdown body) into a `Lesson`. The panel, experiment
+  and model names a lesson may use (`PANELS`, `EXPERIMENTS`, `MODEL_VARIANTS`) are the catalogue's
+  (`tutor.catalogue`), re-exported here.
 - `links`: `tutor:` links (`parse_link`, `labelled_links`) and `LessonError`.
 - `display`: the body as the app shows it (code quoted from model/, checker blocks hidden).
 - `markdown`: that Markdown rendered by Rich into lines, for the lesson pane.
@@ -12,14 +13,12 @@ The names below are re-exported so `from tutor.lessons import Lesson` keeps work
 imports from the module that defines a name. No Textual, Rich or NumPy is loaded by importing this.
 """
 
+from tutor.catalogue import EXPERIMENTS, MODEL_VARIANTS, PANELS
 from tutor.lessons.display import display_markdown
 from tutor.lessons.links import ACTIONS, SCHEME, SHOW_KEYS, LessonError, Link, labelled_links, links_in, parse_link
 from tutor.lessons.parse import (
-    EXPERIMENTS,
     FENCES,
     FRONT_MATTER_KEYS,
-    MODEL_VARIANTS,
-    PANELS,
     REQUIRED_KEYS,
     Block,
     Lesson,

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from model.train import RECIPES
+from tutor.catalogue import EXPERIMENTS, MODEL_VARIANTS, PANELS
 from tutor.lessons.answers import KEYS as ANSWER_KEYS
 from tutor.lessons.answers import exercises_in, lesson_answers, raw_answers
 from tutor.lessons.claims import check_claims, claim_problems
@@ -29,9 +30,6 @@ from tutor.lessons.links import (
     parse_link,
 )
 from tutor.lessons.parse import (
-    EXPERIMENTS,
-    MODEL_VARIANTS,
-    PANELS,
     Block,
     Lesson,
     blocks_in,

@@ -1,4 +1,4 @@
-"""Lesson files: TOML front matter and a Markdown body, read into a `Lesson`; the names they may use.
+"""Lesson files: TOML front matter and a Markdown body, read into a `Lesson`.
 
 The format is written down in `content/README.md`. Loading never raises for a broken lesson:
 what is wrong becomes a warning on the lesson (file and line), so the app can still show it.
@@ -15,33 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tutor.catalogue import PANELS
 from tutor.lessons.links import LessonError, links_in, parse_link
 from tutor.paths import content_dir
 
-PANELS = ("tokens", "vectors", "layernorm", "residual", "attention", "next", "gradient", "similarity", "overview")
-EXPERIMENTS = ("compare", "positions", "order", "drift", "layernorm-calc", "training", "depth", "stability")
-MODEL_VARIANTS = (  # model.train.RECIPES' names, in its order (a test keeps them equal)
-    "tiny",
-    "learned",
-    "rope",
-    "nope",
-    "postnorm",
-    "noresidual",
-    "nonorm",
-    "base10",
-    "base1e6",
-    "deep",
-    "deep-postnorm",
-    "deep-postnorm-nowarmup",
-    "deep-nowarmup",
-    "deep-nonorm-nowarmup",
-    "deep-nonorm",
-    "deep-noresidual",
-    "deep-lr1e-3",
-    "deep-postnorm-lr1e-3",
-    "tiny-lr1e-1",
-    "nonorm-lr1e-1",
-)
 FENCES = ("tutor-code", "tutor-quiz", "tutor-check", "tutor-claims", "tutor-answers")
 FRONT_MATTER_KEYS = {"id": str, "order": int, "title": str, "prompt": str, "steps": list, "panels": list, "model": str}
 REQUIRED_KEYS = ("id", "order", "title", "prompt")

@@ -10,12 +10,13 @@ from textual.screen import Screen
 
 import model
 from model import GPT
+from tutor.catalogue import MODEL_VARIANTS, PANELS
 from tutor.i18n import pick, t
 from tutor.layout import Layout
 from tutor.lessons.answers import is_answer_link
 from tutor.lessons.display import display_markdown
 from tutor.lessons.links import labelled_links
-from tutor.lessons.parse import MODEL_VARIANTS, PANELS, Lesson
+from tutor.lessons.parse import Lesson
 from tutor.lessons.reading import reading_minutes
 from tutor.place import Place
 from tutor.runner import PassRunner

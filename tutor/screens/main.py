@@ -20,23 +20,16 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from model import GPT, Trace
+from tutor.catalogue import PANEL, TABS, panel_label
 from tutor.host import Host
 from tutor.i18n import LANGUAGE_NAMES, say, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH, Layout
 from tutor.lens import LensReadings
-from tutor.lessons.parse import PANELS
-from tutor.panels.attention_panel import AttentionPanel
-from tutor.panels.gradient_panel import GradientPanel
-from tutor.panels.layernorm_panel import LayerNormPane
 from tutor.panels.next_token_panel import NextTokenPanel
-from tutor.panels.overview_panel import OverviewPanel
+from tutor.panels.panes import drawn_by, tab_panes
 from tutor.panels.residual_panel import ResidualPanel
-from tutor.panels.similarity_panel import SimilarityPanel
 from tutor.panels.step_info import StepInfo
-from tutor.panels.step_vectors_panel import StepVectorsPanel
-from tutor.panels.stream_panel import StreamPanel
 from tutor.panels.token_strip import TokenStrip
-from tutor.panels.vectors_panel import VectorsPanel
 from tutor.patches.footer_labels import localize_bindings
 from tutor.place import Place
 from tutor.reach import Reach
@@ -110,19 +103,7 @@ class MainScreen(Passes, Generation, Stepping, Course):
                 yield TokenStrip(id="tokens")
                 yield StepBar(id="stepbar")
                 yield StepInfo(id="stepinfo")
-                yield PanelSwitcher(
-                    self.panel_labels(),
-                    # the embedding's vectors at the embed step, the step's own vectors at every other; grids scroll
-                    Vertical(VectorsPanel(), StepVectorsPanel(), id="vectors"),
-                    LayerNormPane(id="layernorm"),
-                    StreamPanel(id="residual"),  # the lines, the logit lens and the table; it scrolls itself
-                    AttentionPanel(id="attention"),
-                    VerticalScroll(NextTokenPanel(), id="next"),
-                    VerticalScroll(GradientPanel(), id="gradient"),
-                    SimilarityPanel(id="similarity"),
-                    OverviewPanel(id="overview"),
-                    id="panels",
-                )
+                yield PanelSwitcher(self.panel_labels(), *tab_panes(), id="panels")  # the catalogue's tabs
             with Vertical(id="side"):
                 with VerticalScroll():
                     yield ResidualPanel(id="side-residual")
@@ -142,7 +123,7 @@ class MainScreen(Passes, Generation, Stepping, Course):
         self.query_one("#panels", PanelSwitcher).mount_hidden()
 
     def panel_labels(self) -> dict[str, str]:
-        return {panel: t(panel, self.lang) for panel in PANELS[1:]}  # "tokens" is always in view, not a tab
+        return {panel: panel_label(panel, self.lang) for panel in TABS}  # "tokens" is always in view, not a tab
 
     def localize_footer(self) -> None:
         """The footer's labels in the learner's language (again after F5), ctrl+r's naming where it takes them."""
@@ -216,35 +197,14 @@ class MainScreen(Passes, Generation, Stepping, Course):
         if self.layout_now.too_small:
             return True
         active = tabs.active
-        panels = {
-            "layernorm": LayerNormPane,
-            "residual": StreamPanel,
-            "attention": AttentionPanel,
-            "next": NextTokenPanel,
-            "gradient": GradientPanel,
-            "similarity": SimilarityPanel,
-            "overview": OverviewPanel,
-        }
         if not self.layout_now.panels_shown:
             pass
-        elif active == "vectors":
-            self.show_vectors(view)
-        elif active in panels:
-            pane = self.query_one(f"#{active}")
-            (pane if isinstance(pane, panels[active]) else pane.query_one(panels[active])).show(view)
+        elif active in PANEL:
+            drawn_by(self.query_one(f"#{active}")).show(view)
         if self.layout_now.wide:
             self.query_one("#side-residual", ResidualPanel).show(view)
             self.query_one("#side-next", NextTokenPanel).show(view)
         return True
-
-    def show_vectors(self, view: View) -> None:
-        """The vectors tab: the token and position vectors at the embedding, the step's own vectors elsewhere."""
-        embed = view.step.kind == "embed"
-        pane = self.query_one("#vectors")
-        vectors, step_vectors = pane.query_one(VectorsPanel), pane.query_one(StepVectorsPanel)
-        if vectors.display != embed or step_vectors.display == embed:
-            vectors.display, step_vectors.display = embed, not embed
-        (vectors if embed else step_vectors).show(view)
 
     def update_topbar(self) -> None:
         title = self.place.lesson.title if self.place.lesson else ""

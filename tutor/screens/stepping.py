@@ -6,20 +6,10 @@ from __future__ import annotations
 from textual.screen import Screen
 
 from model import Step
+from tutor.catalogue import FOLLOWING_PANELS, PANEL_FOR_KIND, TABS
 from tutor.i18n import t
-from tutor.lessons.parse import PANELS
 from tutor.place import Place
 from tutor.widgets.panel_switcher import PanelSwitcher
-
-FOLLOWING_PANELS = ("overview",)  # panels that show every step: a step key keeps them, not the step's own
-PANEL_FOR_KIND = {
-    "embed": "vectors",
-    "norm": "layernorm",
-    "attention": "attention",
-    "residual": "residual",
-    "mlp": "vectors",  # the hidden units before and after GELU (the StepVectorsPanel)
-    "unembed": "next",
-}
 
 
 class Stepping(Screen[None]):
@@ -104,6 +94,6 @@ class Stepping(Screen[None]):
 
     def action_next_panel(self) -> None:
         tabs = self.query_one("#panels", PanelSwitcher)
-        order = list(PANELS[1:])  # "tokens" is always in view, not a tab
+        order = list(TABS)  # "tokens" is always in view, not a tab
         asked = tabs.asked  # not `active`: the panel asked for may still be mounting
         tabs.active = order[(order.index(asked) + 1) % len(order)] if asked in order else order[0]

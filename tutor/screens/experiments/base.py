@@ -12,14 +12,15 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from model import GPT
+from tutor.catalogue import experiment_title
 from tutor.i18n import t
 from tutor.runner import failure_words
-from tutor.screens.experiments import title
 from tutor.widgets.footer import TutorFooter
 
 
 class ExperimentScreen(Screen[None]):
-    """Subclasses set `NAME` (a key of `SCREENS`) and yield their widgets from `compose_body`."""
+    """Subclasses set `NAME` (their line's in `tutor.catalogue.EXPERIMENT_LIST`) and yield their widgets from
+    `compose_body`."""
 
     NAME = ""
     BINDINGS = [Binding("escape", "back", "Back", key_display="Esc")]
@@ -34,7 +35,7 @@ class ExperimentScreen(Screen[None]):
         self.lang = lang
 
     def compose(self) -> ComposeResult:
-        yield Static(f"[b]tutor[/b] · {title(self.NAME, self.lang)}", id="experiment-title")
+        yield Static(f"[b]tutor[/b] · {experiment_title(self.NAME, self.lang)}", id="experiment-title")
         yield from self.compose_body()
         yield TutorFooter(compact=True)
 

@@ -33,7 +33,7 @@ from tutor.widgets.live_static import LiveStatic
 
 TOP_K = 5
 BAR = 10  # cells of each norm bar at most
-PANELS = ("summary", "residual", "norms", "next")
+PANES = ("summary", "residual", "norms", "next")  # this screen's own, not the main screen's panels
 FAR = 1.25  # a norm ratio beyond ×1.25 or below ×0.8 is marked as a difference
 
 WORDS: dict[str, tuple[str, str]] = {
@@ -266,7 +266,7 @@ class CompareScreen(PromptExperimentScreen):
             return
         lang, ready = self.lang, self.ready
         left, right = ready.left_trace, ready.right_trace
-        panels = {name: self.query_one(f"#compare-{name}", ComparePanel) for name in PANELS}
+        panels = {name: self.query_one(f"#compare-{name}", ComparePanel) for name in PANES}
         if not left.tokens or not right.tokens:
             self.query_one("#compare-token", Static).update(pick(WORDS, "empty", lang))
             for panel in panels.values():

@@ -20,6 +20,7 @@ from textual.widgets import Static
 from model import GPT
 from model.train import RECIPES
 from model.weights import SHIPPED_DIR, WeightsError, read_safetensors, shipped_models
+from tutor.catalogue import VARIANT_LIST
 from tutor.i18n import pick
 from tutor.patches.footer_labels import localize_bindings
 from tutor.screens.experiments.live_training import LiveCurves, LiveSettings, LiveTrainingScreen
@@ -59,32 +60,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "live_view": ("Live", "现场"),
 }
 
-# variant → (colour, marker for NO_COLOR and the legend). No two alike: the colours are points of the
-# xterm 256-colour cube, so a terminal of 256 colours shows them as they are (named colours such as
-# "red" and "magenta" go through the terminal's theme and may come out as one), and within a family
-# (see `families`) they are far apart in hue.
-SERIES_LOOK: dict[str, tuple[str, str]] = {
-    "tiny": ("#00d700", "*"),
-    "learned": ("#00d7d7", "+"),
-    "rope": ("#d75fd7", "o"),
-    "nope": ("#d7d700", "x"),
-    "postnorm": ("#5f87ff", "#"),
-    "noresidual": ("#ff5f5f", "@"),
-    "nonorm": ("#ff8700", "%"),
-    "base10": ("#af87ff", "1"),
-    "base1e6": ("#ff87af", "6"),
-    "deep": ("#87d700", "D"),
-    "deep-postnorm": ("#8787ff", "P"),
-    "deep-postnorm-nowarmup": ("#ff5fd7", "W"),
-    "deep-nowarmup": ("#00afff", "w"),
-    "deep-nonorm-nowarmup": ("#d7875f", "n"),
-    "deep-nonorm": ("#ffaf00", "N"),
-    "deep-noresidual": ("#d70000", "R"),
-    "deep-lr1e-3": ("#d7af87", "d"),
-    "deep-postnorm-lr1e-3": ("#5fd7af", "p"),
-    "tiny-lr1e-1": ("#5fff00", "T"),
-    "nonorm-lr1e-1": ("#ff0000", "!"),
-}
+# variant → (colour, marker for NO_COLOR and the legend), as model/variants.toml declares them beside each recipe
+SERIES_LOOK: dict[str, tuple[str, str]] = {variant.name: (variant.colour, variant.marker) for variant in VARIANT_LIST}
 BASELINE_LOOK = {"unigram": ("#a8a8a8", "-"), "bigram": ("#767676", "=")}  # two greys: which line is which
 PAIR = ("tiny", "noresidual")  # the lesson's comparison: with and without the residual connections
 # two runs of the stability sweep (400 steps at lr 0.1): a family of their own, not drawn beside 3000-step curves
