@@ -16,8 +16,8 @@ from textual.strip import Strip
 
 import model
 from model import GPT
+from tutor.number_style import shade_glyph, visible_piece
 from tutor.panels.attention_panel import AttentionPanel, attended, cell_style
-from tutor.view import shade_glyph, visible_piece
 from tutor.widgets.mini_maps import GAP, MARK, MASKED, MiniMap, MiniMaps, map_layout, window
 
 PROMPT = "猫追狗的一是"

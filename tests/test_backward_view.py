@@ -8,8 +8,9 @@ from helpers import make_app, screen_text, settle
 
 import model
 from model.depth import mean_position_similarity, position_cosines
+from tutor.number_style import grad_text, visible_piece
 from tutor.panels.similarity_panel import SimilarityPanel
-from tutor.view import grad_text, residual_points, visible_piece
+from tutor.stream_points import residual_points
 from tutor.widgets.heatmap import HeatmapGrid
 
 

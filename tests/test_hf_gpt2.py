@@ -222,7 +222,7 @@ def test_pieces_read_as_text_with_spaces_and_partial_characters_visible(tmp_path
     assert tok.piece(tok.end_of_text) == "<|endoftext|>"
     lone = tok.encode("鼠")  # not in the training text: three bytes, three tokens
     assert [tok.piece(i) for i in lone] == ["<0xE9>", "<0xBC>", "<0xA0>"] and tok.decode(lone) == "鼠"
-    from tutor.view import visible_piece
+    from tutor.number_style import visible_piece
 
     assert visible_piece(tok.piece(ids[0])).startswith("␣")
     for text in ["", "héllo wörld\t\n", "猫追狗 and 🐈", "<|endoftext|> x"]:
@@ -467,8 +467,8 @@ async def _type(pilot: object, app: object, text: str) -> None:
 
 
 async def test_a_768_wide_model_points_at_its_largest_dimensions(tmp_path: Path) -> None:
+    from tutor.number_style import top_dims
     from tutor.panels.vectors_panel import VectorsPanel
-    from tutor.view import top_dims
     from tutor.widgets.heatmap import HeatmapGrid
 
     write_folder(tmp_path / "wide", d=768, layers=1, n_head=12)

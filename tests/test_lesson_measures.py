@@ -9,7 +9,7 @@ import model
 from model.sampling import sampling_probs, top_order
 from tutor.lens import lens_rows
 from tutor.lessons.claims import LENS_PROMPT, WALK_PROMPT, lens_points, measure
-from tutor.view import residual_points
+from tutor.stream_points import residual_points
 
 
 @pytest.fixture(scope="module")

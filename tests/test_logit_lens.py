@@ -13,12 +13,13 @@ import model
 from model import logit_lens, softmax
 from tutor.catalogue import PANELS
 from tutor.lens import LensRow, lens_probabilities, lens_rows, top_tokens
+from tutor.number_style import visible_piece
 from tutor.panels.logit_lens_panel import LogitLensPanel, guess_text, prob_text
 from tutor.panels.residual_lines import ResidualLines, shown_others
 from tutor.panels.residual_panel import ResidualPanel, reached_points
 from tutor.panels.stream_panel import StreamPanel
 from tutor.sentences import settled_from
-from tutor.view import residual_points, visible_piece
+from tutor.stream_points import residual_points
 from tutor.widgets.line_chart import LineChart, Series, place_labels
 from tutor.widgets.panel_switcher import PanelSwitcher
 

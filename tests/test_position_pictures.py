@@ -16,9 +16,9 @@ from textual.app import App, ComposeResult
 
 import model
 from model import pe_dot_by_distance, pe_wavelengths, sinusoidal_positions
+from tutor.number_style import diverging_style, shade_glyph
 from tutor.panels.vectors_panel import VectorsPanel
 from tutor.position_picture_data import dots_by_distance, rope_pair_angles, wave_dims
-from tutor.view import diverging_style, shade_glyph
 from tutor.widgets.dials import Dial, Dials, Hand, hand_cells
 from tutor.widgets.line_chart import LineChart
 from tutor.widgets.position_pictures import PositionPictures

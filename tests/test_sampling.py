@@ -11,7 +11,7 @@ from helpers import TOKENIZER, VARIANTS, variant_id
 
 import model
 from model import sample, sample_rng, sampling_probs, top_k_mask
-from tutor.view import visible_piece
+from tutor.number_style import visible_piece
 
 CAUSAL = [v for v in VARIANTS if v["causal"]]
 

@@ -11,10 +11,11 @@ from rich.cells import cell_len
 
 import model
 from model import GPT, Trace
+from tutor.number_style import fmt, top_dims, visible_piece
 from tutor.panels.layernorm_panel import LayerNormPane, layernorm_rows
 from tutor.panels.step_vectors_panel import StepVectorsPanel, short_hook, step_picture, unembed_guesses
 from tutor.panels.vectors_panel import VectorsPanel
-from tutor.view import View, fmt, top_dims, visible_piece
+from tutor.view import View
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.legend import scale_text
 

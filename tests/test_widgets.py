@@ -12,8 +12,9 @@ from textual.widget import Widget
 
 import model
 from model import GPT
+from tutor.number_style import diverging_style, fmt, probability_style
 from tutor.panels.step_info import StepInfo
-from tutor.view import View, diverging_style, fmt, probability_style
+from tutor.view import View
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.step_bar import StepBar, short_name
 

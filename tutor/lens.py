@@ -16,7 +16,7 @@ from textual.dom import DOMNode
 
 from model import GPT, Trace, logit_lens, softmax, top_order
 from tutor.runner import PassRunner
-from tutor.view import ResidualPoint, residual_points
+from tutor.stream_points import ResidualPoint, residual_points
 
 TOP = 3  # guesses per row
 INLINE_LENS = 20_000_000  # multiply-adds (points × d_model × vocab): a lens this small is read on the key itself

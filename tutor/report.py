@@ -9,8 +9,8 @@ import numpy as np
 
 from model import GPT, Trace
 from tutor.i18n import say
+from tutor.number_style import visible_piece as visible
 from tutor.step_words import step_label
-from tutor.view import visible_piece as visible
 
 
 def token_stats(x: np.ndarray) -> dict[str, list[float]]:

@@ -23,8 +23,9 @@ from textual.widgets import Static
 
 from model import Trace, causal_mask
 from tutor.i18n import t
+from tutor.number_style import SHADES, probability_style, sequential_style, shade_glyph, visible_piece
 from tutor.sentences import attention_most
-from tutor.view import SHADES, View, probability_style, sequential_style, shade_glyph, visible_piece
+from tutor.view import View
 from tutor.widgets.heatmap import CELL, GridRow, HeatmapGrid
 from tutor.widgets.mini_maps import MiniMap, MiniMaps
 

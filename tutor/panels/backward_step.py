@@ -12,9 +12,10 @@ from rich.text import Text
 
 from model import Step, Trace
 from tutor.i18n import pick
+from tutor.number_style import grad_text, top_dims_text, visible_piece
 from tutor.sentences import Sentence, residual_sum
 from tutor.text_table import Column, text_table
-from tutor.view import View, grad_text, top_dims_text, visible_piece
+from tutor.view import View
 from tutor.widgets.live_static import laid_out_width
 from tutor.widgets.text_lines import TextLines
 

@@ -13,10 +13,11 @@ from textual.containers import Vertical, VerticalScroll
 
 from model import Step, Trace
 from tutor.i18n import t
+from tutor.number_style import visible_piece
 from tutor.panels.step_vectors_panel import dims, ln_prefix, norm_token_rows, short_hook, token_rows
 from tutor.step_words import step_label
 from tutor.text_table import Column, text_table
-from tutor.view import View, visible_piece
+from tutor.view import View
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.live_static import LiveStatic
 

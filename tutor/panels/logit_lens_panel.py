@@ -12,10 +12,11 @@ from textual.events import Resize
 from model import GPT
 from tutor.i18n import t
 from tutor.lens import TOP, LensRow
+from tutor.number_style import sequential_style, visible_piece
 from tutor.panels.residual_panel import reached_points
 from tutor.sentences import EARLIER_NAMED, lens_lead
 from tutor.text_table import Column, text_table
-from tutor.view import View, sequential_style, visible_piece
+from tutor.view import View
 from tutor.widgets.live_static import laid_out_width
 from tutor.widgets.text_lines import TextLines
 

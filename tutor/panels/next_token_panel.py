@@ -11,8 +11,9 @@ from textual.widget import Widget
 from model import Trace, sampling_probs, top_order
 from tutor.draw_settings import GENERATE_N, Sampled, Sampling
 from tutor.i18n import t
+from tutor.number_style import sequential_style, visible_piece
 from tutor.text_table import Column, text_table
-from tutor.view import View, sequential_style, visible_piece
+from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 
 MIN_ROWS, MAX_ROWS = 5, 30  # tokens listed: as many as the panel has rows for, within these

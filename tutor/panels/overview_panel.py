@@ -12,7 +12,9 @@ from textual.containers import VerticalScroll
 
 from model import Step
 from tutor.i18n import pick
-from tutor.view import View, residual_points, visible_piece
+from tutor.number_style import visible_piece
+from tutor.stream_points import residual_points
+from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 from tutor.widgets.step_bar import short_name
 

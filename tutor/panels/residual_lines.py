@@ -7,8 +7,10 @@ import numpy as np
 
 from model import Trace
 from tutor.i18n import t
+from tutor.number_style import visible_piece
 from tutor.panels.residual_panel import reached_points
-from tutor.view import ResidualPoint, View, residual_points, visible_piece
+from tutor.stream_points import ResidualPoint, residual_points
+from tutor.view import View
 from tutor.widgets.line_chart import LineChart, Series
 
 MAX_OTHERS = 15  # grey lines besides the cursor's: the tokens nearest the cursor, when there are more

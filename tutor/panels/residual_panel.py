@@ -11,8 +11,10 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from tutor.i18n import t
+from tutor.number_style import grad_text, top_dims_text, visible_piece
+from tutor.stream_points import ResidualPoint, residual_points
 from tutor.text_table import Column, text_table
-from tutor.view import ResidualPoint, View, grad_text, residual_points, top_dims_text, visible_piece
+from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 
 BAR = 24

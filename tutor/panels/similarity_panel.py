@@ -9,7 +9,9 @@ import numpy as np
 
 from model.depth import mean_position_similarity, position_cosines
 from tutor.i18n import pick, t
-from tutor.view import ResidualPoint, View, diverging_style, residual_points, visible_piece
+from tutor.number_style import diverging_style, visible_piece
+from tutor.stream_points import ResidualPoint, residual_points
+from tutor.view import View
 from tutor.widgets.heatmap import GridRow
 from tutor.widgets.titled_heatmap import TitledHeatmap
 

@@ -8,8 +8,9 @@ from rich.text import Text
 
 from model import Step
 from tutor.i18n import BACKWARD_FORMULAS, EMBED_FORMULAS, FORMULAS, t
+from tutor.number_style import grad_text
 from tutor.step_words import step_label
-from tutor.view import View, grad_text
+from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 
 

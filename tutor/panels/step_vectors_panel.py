@@ -21,7 +21,8 @@ from textual.widgets import Static
 
 from model import GPT, Step, Trace
 from tutor.i18n import t
-from tutor.view import View, fmt, top_dims_text, visible_piece
+from tutor.number_style import fmt, top_dims_text, visible_piece
+from tutor.view import View
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 
 TOP_K = 5  # rows of W_U shown at the unembedding

@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from tutor.i18n import t
-from tutor.view import View, visible_piece
+from tutor.number_style import visible_piece
+from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 
 MAX_LINES = 4

@@ -11,7 +11,8 @@ from textual.widgets import Static
 
 from model import sinusoidal_positions
 from tutor.i18n import t
-from tutor.view import View, top_dims_text, visible_piece
+from tutor.number_style import top_dims_text, visible_piece
+from tutor.view import View
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.position_pictures import PositionPictures
 

@@ -18,8 +18,8 @@ from textual.events import Resize
 from textual.geometry import Size
 from textual.strip import Strip
 
+from tutor.number_style import diverging_style, fmt
 from tutor.patches.quiet_scroll_view import QuietScrollView
-from tutor.view import diverging_style, fmt
 from tutor.widgets.legend import legend_kind, legend_segments
 
 CELL = 6  # five characters and a gap

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from rich.segment import Segment
 from rich.style import Style
 
-from tutor.view import diverging_style, fmt, probability_style, shade_glyph
+from tutor.number_style import diverging_style, fmt, probability_style, shade_glyph
 
 DIVERGING, SEQUENTIAL = "diverging", "sequential"
 SWATCHES = 6  # per side of a diverging scale; a sequential one has twice as many

@@ -19,8 +19,8 @@ from textual.events import Resize
 from textual.geometry import Size
 from textual.strip import Strip
 
+from tutor.number_style import diverging_style, shade_glyph
 from tutor.patches.quiet_scroll_view import QuietScrollView
-from tutor.view import diverging_style, shade_glyph
 
 HALF = "▀"
 HEADER = 2  # the title line (with the legend) and the column ticks stay on top

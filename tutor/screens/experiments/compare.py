@@ -23,12 +23,13 @@ from textual.widgets import Input, Label, Select, Static
 import model
 from model import GPT, Trace
 from tutor.i18n import pick, t
+from tutor.number_style import visible_piece
 from tutor.panels.residual_panel import bar_fraction, norm_text
 from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner, Stop
 from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped, variant_names
-from tutor.view import residual_points, visible_piece
+from tutor.stream_points import residual_points
 from tutor.widgets.live_static import LiveStatic
 
 TOP_K = 5

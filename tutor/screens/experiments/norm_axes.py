@@ -21,10 +21,10 @@ from textual.widgets import Input, Label, Static
 
 from model import GPT, Step, Trace, batch_norm, layer_norm
 from tutor.i18n import pick
+from tutor.number_style import visible_piece
 from tutor.panels.step_vectors_panel import dims, ln_prefix
 from tutor.runner import PassRunner, failure_words
 from tutor.step_words import step_label
-from tutor.view import visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 
 UNCHANGED = 5e-4  # max |Δ| below this shows as 0.000: float rounding (a longer matrix product), not a change

@@ -23,12 +23,12 @@ from textual.widgets import Input, Static
 
 from model import GPT
 from tutor.i18n import pick, t
+from tutor.number_style import visible_piece
 from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner
 from tutor.screens.experiments.base import PromptExperimentScreen
 from tutor.screens.experiments.variants import shipped
 from tutor.sentences import first_change
-from tutor.view import visible_piece
 from tutor.widgets.live_static import LiveStatic
 
 UNCHANGED = 5e-4  # below this max |Δ| shows as 0.000: float32 rounding, not a change

@@ -20,11 +20,11 @@ from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 
 from model import GPT, sinusoidal_positions
 from tutor.i18n import pick
+from tutor.number_style import sequential_style, visible_piece
 from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner, Stop
 from tutor.screens.experiments.base import ExperimentScreen
 from tutor.sentences import most_alike
-from tutor.view import sequential_style, visible_piece
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
 from tutor.widgets.live_static import LiveStatic
 from tutor.widgets.position_pictures import PositionPictures
