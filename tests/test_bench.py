@@ -36,18 +36,63 @@ def quick_rows(groups: str) -> list[list[str]]:
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stdout.splitlines() if line.startswith("| ") and "figure" not in line]
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
-    assert all(float(cells[3]) > 0 for cells in rows)
+    assert all(cells[3] == "—" or float(cells[3]) > 0 for cells in rows)  # "—": a row with no ratio
     return rows
 
 
 def test_quick_run_prints_one_row_per_figure() -> None:
     rows = [" | ".join(cells) for cells in quick_rows("trace,keys")]
-    # three trace sizes, three backward sizes; typing, stepping and stepping backwards at two window sizes
-    assert len(rows) == 3 + 3 + 6
+    # three trace sizes, three backward sizes; typing, stepping and stepping backwards at two window sizes;
+    # the CPU time of a typed character and of a step key at 120×40
+    assert len(rows) == 3 + 3 + 6 + 2
     assert sum("backward step key" in row for row in rows) == 2
     assert any("backward trace" in row and "ratio ≤ 3.0" in row for row in rows)
     assert any("120×40" in row for row in rows) and any("80×24" in row for row in rows)
     assert all("≤ 3× minimal" in row for row in rows if "keystroke" in row)
+    cpu = [row for row in rows if row.startswith("CPU time per key")]
+    assert len(cpu) == 2 and all("tiny, 120×40" in row and "process CPU" in row and "p50 ≤ 15 ms" in row for row in cpu)
+    assert any("typing a character" in row for row in cpu) and any("step key" in row for row in cpu)
+
+
+def test_crowd_rows_start_and_type_into_three_tutors() -> None:
+    rows = quick_rows("crowd")
+    assert [cells[0].split(":")[0] for cells in rows] == [
+        "3 tutors started at once in ptys",
+        "3 tutors",
+        "3 tutors",
+        "3 tutors typing together",
+    ]
+    typing = rows[-1]
+    # four characters into each of three tutors, against one tutor alone; the CPU is the tutors' own, per key
+    assert "12 keys" in typing[0] and "key written to the pty → shown" in typing[0]
+    assert "CPU per key" in typing[1] and "one tutor alone" in typing[2] and typing[4] == "p50 ≤ 60 ms"
+
+
+def test_task_cpu_counts_every_thread_of_a_process() -> None:
+    import threading
+    import time
+
+    from tutor.bench.terminal import task_cpu
+
+    burnt: list[float] = []
+
+    counted: list[float] = []
+    done = threading.Event()
+
+    def burn() -> None:
+        start = time.thread_time()
+        while time.thread_time() - start < 0.05:
+            pass
+        burnt.append(time.thread_time() - start)
+        counted.append(task_cpu(os.getpid()))  # while this thread is alive: an ended thread leaves /proc/PID/task
+        done.set()
+
+    before = task_cpu(os.getpid())
+    thread = threading.Thread(target=burn)
+    thread.start()
+    done.wait(10)
+    thread.join()
+    assert counted[0] - before >= 0.9 * burnt[0]  # the thread's CPU, though it is not the main one
 
 
 def test_echo_rows_type_into_a_gpt2_sized_model() -> None:

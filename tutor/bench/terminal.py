@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import random
 import re
 import select
 import struct
@@ -70,6 +71,18 @@ def cpu_time(pid: int) -> float:
     fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
     utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5), in clock ticks
     return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
+def task_cpu(pid: int) -> float:
+    """CPU seconds all threads of a running process have used so far, to the nanosecond (/proc/PID/task/*/schedstat:
+    the clock ticks of /proc/PID/stat are 10 ms, a key's whole cost)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):  # a thread that ended meanwhile
+            continue
+    return total / 1e9
 
 
 def _plain(data: bytearray) -> bytes:
@@ -171,10 +184,66 @@ class Crowd:
     weights_pss: int  # the same, shared pages split
     slowest_first_screen: float
     first_screen_cpu: list[float]  # each process's CPU seconds until its first screen
+    typing: Typing | None = None  # the same characters typed into each, all at once
 
 
-def crowd(count: int, size=(120, 40), weights: str = "tiny.safetensors") -> Crowd:
-    """`count` tutors started in ptys at once (a class on one lab machine), measured once all drew."""
+@dataclass
+class Typing:
+    # seconds from a key written to its pty to the first frame showing it, every key of every tutor
+    latencies: list[float]
+    cpu_per_key: float  # the tutors' CPU seconds (all threads) over the typing, divided by the keys typed
+    keys: int
+
+
+TYPING = "猫追狗的一是在不了有和人"  # 12 characters, each typed into every tutor of the crowd
+TYPING_GAP = 0.5  # seconds between one learner's keys: someone typing a prompt while reading
+
+
+def type_together(terminals: list[Terminal], text: str = TYPING, gap: float = TYPING_GAP, seed: int = 0) -> Typing:
+    """Every tutor gets `text`, one character every `gap` seconds, all typing at once: each learner starts at a
+    random moment of the first `gap` (a class does not press keys in the same millisecond). A key is shown when
+    the first read from its pty after the write holds the character (the prompt echoes it; with `tiny` its pass
+    runs on the keystroke, so the same frame holds its panels)."""
+    for terminal in terminals:
+        os.write(terminal.master, b"\x15")  # ctrl+u: an empty prompt, as in the pilot's rows
+    pump_all(terminals, TUTOR_READY, 10, until_quiet=1.0)
+    cpu_before = sum(task_cpu(t.process.pid) for t in terminals)
+    rng = random.Random(seed)
+    begin = time.perf_counter() + 0.1
+    due = sorted((begin + rng.uniform(0, gap) + k * gap, n, k) for n in range(len(terminals)) for k in range(len(text)))
+    # per tutor, its keys not shown yet: (when written, its output length then, the character)
+    waiting: dict[int, list[tuple[float, int, bytes]]] = {
+        n: [] for n in range(len(terminals))
+    }  # (written, offset, char)
+    latencies: list[float] = []
+    by_fd = {t.master: n for n, t in enumerate(terminals)}
+    deadline = due[-1][0] + 30
+    while (due or any(waiting.values())) and time.perf_counter() < deadline:
+        while due and due[0][0] <= time.perf_counter():
+            _, n, k = due.pop(0)
+            char = text[k].encode()
+            os.write(terminals[n].master, char)
+            waiting[n].append((time.perf_counter(), len(terminals[n].output), char))
+        timeout = max(0.0, min(0.01, due[0][0] - time.perf_counter())) if due else 0.01
+        readable, _, _ = select.select(list(by_fd), [], [], timeout)
+        for fd in readable:
+            n = by_fd[fd]
+            terminal = terminals[n]
+            if not terminal.pump(TUTOR_READY):
+                continue
+            now = time.perf_counter()
+            while waiting[n] and terminal.output.find(waiting[n][0][2], waiting[n][0][1]) >= 0:
+                latencies.append(now - waiting[n].pop(0)[0])
+    if any(waiting.values()):
+        raise TimeoutError(f"{sum(map(len, waiting.values()))} typed characters never showed")
+    pump_all(terminals, TUTOR_READY, 5, until_quiet=0.5)  # what the last keys drew, in the CPU count
+    keys = len(terminals) * len(text)
+    return Typing(latencies, (sum(task_cpu(t.process.pid) for t in terminals) - cpu_before) / keys, keys)
+
+
+def crowd(count: int, size=(120, 40), weights: str = "tiny.safetensors", typing: str = "") -> Crowd:
+    """`count` tutors started in ptys at once (a class on one lab machine), measured once all drew; then, if
+    `typing`, the same characters typed into all of them at once (`type_together`)."""
     compile_sources()
     with tempfile.TemporaryDirectory() as root:
         terminals = []
@@ -192,7 +261,8 @@ def crowd(count: int, size=(120, 40), weights: str = "tiny.safetensors") -> Crow
                 rss, pss, weights_rss, weights_pss = rss + r, pss + p, weights_rss + wr, weights_pss + wp
             slowest = max(t.first_screen or 0.0 for t in terminals)
             cpu = [t.first_screen_cpu or 0.0 for t in terminals]
-            return Crowd(count, rss, pss, weights_rss, weights_pss, slowest, cpu)
+            typed = type_together(terminals, typing) if typing else None
+            return Crowd(count, rss, pss, weights_rss, weights_pss, slowest, cpu, typed)
         finally:
             for terminal in terminals:
                 terminal.close()
