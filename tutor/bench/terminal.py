@@ -207,7 +207,7 @@ def type_together(terminals: list[Terminal], text: str = TYPING, gap: float = TY
     for terminal in terminals:
         os.write(terminal.master, b"\x15")  # ctrl+u: an empty prompt, as in the pilot's rows
     pump_all(terminals, TUTOR_READY, 10, until_quiet=1.0)
-    cpu_before = sum(task_cpu(t.process.pid) for t in terminals)
+    cpu_before = sum(cpu_time(t.process.pid) for t in terminals)
     rng = random.Random(seed)
     begin = time.perf_counter() + 0.1
     due = sorted((begin + rng.uniform(0, gap) + k * gap, n, k) for n in range(len(terminals)) for k in range(len(text)))
@@ -238,7 +238,7 @@ def type_together(terminals: list[Terminal], text: str = TYPING, gap: float = TY
         raise TimeoutError(f"{sum(map(len, waiting.values()))} typed characters never showed")
     pump_all(terminals, TUTOR_READY, 5, until_quiet=0.5)  # what the last keys drew, in the CPU count
     keys = len(terminals) * len(text)
-    return Typing(latencies, (sum(task_cpu(t.process.pid) for t in terminals) - cpu_before) / keys, keys)
+    return Typing(latencies, (sum(cpu_time(t.process.pid) for t in terminals) - cpu_before) / keys, keys)
 
 
 def crowd(count: int, size=(120, 40), weights: str = "tiny.safetensors", typing: str = "") -> Crowd:
