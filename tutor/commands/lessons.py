@@ -90,5 +90,6 @@ def run_check(folder: Path | None = None) -> int:
     placed = "after the shipped lessons" if course.after_shipped else "alone"
     taken = [] if course.after_shipped else shipped_ids_taken(folder)
     standing_in = f"; ids of shipped lessons, standing in for them: {', '.join(taken)}" if taken else ""
-    print(f"{count} lessons in {folder}, {' and '.join(langs)}, shown {placed}, all checks pass{standing_in}")
+    lessons = f"{count} lesson{'s' if count != 1 else ''}"
+    print(f"{lessons} in {folder}, {' and '.join(langs)}, shown {placed}, all checks pass{standing_in}")
     return 0
