@@ -244,6 +244,17 @@ def test_a_folder_in_one_language_shows_in_both_sessions(course: Path, capsys: p
     assert err == f"tutor: {course} has lessons in 中文 only: showing those\n"
 
 
+def test_progress_lists_the_teachers_lessons(
+    course: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TUTOR_STATE_DIR", str(tmp_path / "state"))
+    (course / "course.toml").unlink()
+    assert main(["--lang", "en", "--lessons", str(course), "progress"]) == 0
+    out = capsys.readouterr().out
+    assert "Lessons: 0 of 1 done" in out and "Softmax: scores into probabilities" in out
+    assert "Tokens and embeddings" not in out
+
+
 def test_help_says_how() -> None:
     from tutor.cli import build_parser
 
