@@ -46,6 +46,12 @@ def no_terminal_size_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("LINES", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def no_teacher_lessons(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TUTOR_LESSONS in the shell that runs the suite must not change the lessons every test expects."""
+    monkeypatch.delenv("TUTOR_LESSONS", raising=False)
+
+
 @pytest.fixture(scope="session")
 def tiny() -> GPT:
     return model.load("tiny")

@@ -210,10 +210,19 @@ model.norm.layer_norm
 LESSON_ZH = LESSON_EN.replace("Demo lesson", "示例课").replace("## Formula and code", "## 公式与代码")
 
 
-def make_app(store: ProgressStore, content: Path | None = None, gpt: GPT | None = None, lang: str = "en") -> TutorApp:
+def make_app(
+    store: ProgressStore,
+    content: Path | None = None,
+    gpt: GPT | None = None,
+    lang: str = "en",
+    course: Path | None = None,
+) -> TutorApp:
+    """The app on the lessons in `content` (none by default), or on a teacher's folder `course` (`--lessons`)."""
     from tutor.app import TutorApp
 
-    return TutorApp(gpt or model.load("tiny"), lang, store=store, content=content or Path("/nonexistent"))
+    return TutorApp(
+        gpt or model.load("tiny"), lang, store=store, content=content or Path("/nonexistent"), course=course
+    )
 
 
 def screen_text(app: TutorApp, selector: str | None = None) -> str:

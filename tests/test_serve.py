@@ -66,6 +66,12 @@ def test_each_tab_runs_this_python_s_tutor_isolated_in_its_folder_with_the_langu
     assert "--model" not in session_command(argparse.Namespace(lang="en", model=None), "/x")
 
 
+def test_each_tab_runs_on_the_teachers_lessons_folder_made_absolute() -> None:
+    args = argparse.Namespace(lang="en", model=None, lessons="my course")
+    assert session_command(args, "/x").endswith(f"--lang en --lessons {shlex.quote(str(Path('my course').absolute()))}")
+    assert "--lessons" not in session_command(argparse.Namespace(lang="en", model=None, lessons=None), "/x")
+
+
 @pytest.mark.parametrize(
     ("host", "loopback"), [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("localhost", True),
                            ("0.0.0.0", False), ("::", False), ("192.168.1.5", False), ("lab-machine", False)],

@@ -32,8 +32,9 @@ from tutor.catalogue import EXPERIMENTS, MODEL_VARIANTS, experiment_title
 from tutor.i18n import Words, other_language, pick, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH
 from tutor.lessons.answers import lesson_answers
+from tutor.lessons.course import session_lessons
 from tutor.lessons.links import LessonError, Link, parse_link
-from tutor.lessons.parse import Lesson, load_lessons
+from tutor.lessons.parse import Lesson
 from tutor.lessons.quiz import lesson_quiz
 from tutor.lessons.quiz import passed as quiz_passed
 from tutor.model_words import describe_variant
@@ -131,6 +132,7 @@ class TutorApp(App[None]):
         store: ProgressStore | None = None,
         content: Path | None = None,
         resume_model: bool = True,
+        course: Path | None = None,
     ) -> None:
         super().__init__()
         cjk_wrap.install()  # Rich's word wrap learns Chinese: by the app that needs it, not by importing it
@@ -138,7 +140,10 @@ class TutorApp(App[None]):
         self.gpt = gpt
         self.lang = lang
         self.resume_model = resume_model  # False when the command line named a model: that one wins
-        self.content = content or content_dir()
+        self.content = content or content_dir()  # the shipped lessons
+        self.course = course  # a teacher's lessons folder (`tutor --lessons DIR`): alone or after the shipped ones
+        self.lessons_folder = self.content / lang  # where the lessons shown come from (named when there are none)
+        self._lesson_notices: set[str] = set()  # shown once a session
         self.store = store or ProgressStore()
         self.store.lang = lang
         self.progress, self._progress_notice = self.store.load()
@@ -235,7 +240,7 @@ class TutorApp(App[None]):
 
             lost_terminal.watch_for_hang_up([self._driver.fileno], terminal_gone)
         with self.batch_update():  # the first frame shows the lesson and the numbers, not the steps to them
-            self.lessons = load_lessons(self.lang, self.content)
+            notices = self.load_lessons()
             last = self.progress.last
             # a small window starts on the lesson: a new learner's ("How to use the tutor"), or where a returning
             # learner left it
@@ -244,6 +249,7 @@ class TutorApp(App[None]):
             await self.push_screen(self.main)
             if self._progress_notice:
                 self.notify(self._progress_notice, severity="warning", timeout=10)
+            self.lesson_notices(notices)
             if self.model_notice:
                 self.notify(self.model_notice, timeout=15)
             start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
@@ -323,6 +329,20 @@ class TutorApp(App[None]):
 
     # -- lessons -------------------------------------------------------------------------------
 
+    def load_lessons(self) -> list[str]:
+        """The lessons of the session's language (the shipped ones, or a teacher's folder's alone or after them);
+        what could not be used, as notices (tutor/lessons/course.py)."""
+        session = session_lessons(self.lang, self.course, self.content)
+        self.lessons, self.lessons_folder = session.lessons, session.folder
+        return session.notices
+
+    def lesson_notices(self, notices: list[str]) -> None:
+        """Each notice about the lessons folder once a session, where the learner (or the teacher) sees it."""
+        for notice in notices:
+            if notice not in self._lesson_notices:
+                self._lesson_notices.add(notice)
+                self.notify(t("lessons_notice", self.lang, notice=notice), severity="warning", timeout=20)
+
     def lesson_by_id(self, lesson_id: str | None) -> Lesson | None:
         return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
 
@@ -331,7 +351,7 @@ class TutorApp(App[None]):
         if lesson_id and self.lesson_by_id(lesson_id) is None and not resume:
             self.notify(t("no_lesson", self.lang, id=lesson_id), severity="warning")
         position = f"{self.lessons.index(lesson) + 1}/{len(self.lessons)}" if lesson else ""
-        empty = t("no_lessons", self.lang, path=self.content / self.lang)
+        empty = t("no_lessons", self.lang, path=self.lessons_folder)
         if lesson:
             self.reached(lesson)  # before the lesson's panels are drawn
         await self.main.show_lesson(lesson, position, empty)
@@ -539,13 +559,14 @@ class TutorApp(App[None]):
         self.lang = other_language(self.lang)
         self.store.lang = self.lang
         current = self.main.place.lesson.id if self.main.place.lesson else None
-        self.lessons = load_lessons(self.lang, self.content)
+        notices = self.load_lessons()
         self.localize_palette_key()
         self.main.set_language(self.lang)
         self.remember(lang=self.lang)
+        self.lesson_notices(notices)
         self.run_worker(self._reopen(current), exclusive=True, group="lesson")
 
     async def _reopen(self, lesson_id: str | None) -> None:
         lesson = self.lesson_by_id(lesson_id)
         position = f"{self.lessons.index(lesson) + 1}/{len(self.lessons)}" if lesson else ""
-        await self.main.show_lesson(lesson, position, t("no_lessons", self.lang, path=self.content / self.lang))
+        await self.main.show_lesson(lesson, position, t("no_lessons", self.lang, path=self.lessons_folder))

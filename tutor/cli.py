@@ -34,6 +34,15 @@ def build_parser() -> argparse.ArgumentParser:
         "trace's default is tiny)",
     )
     parser.add_argument("--lang", choices=LANGUAGES, help="language of lessons and labels (default: from the locale)")
+    parser.add_argument(
+        "--lessons",
+        metavar="DIR",
+        help="a teacher's lessons folder (default: $TUTOR_LESSONS, else the shipped lessons): DIR/en/ and DIR/zh/, "
+        "or only one of them, whose lessons then show in both languages' sessions. They replace the shipped "
+        "lessons, or come after them if DIR/course.toml says after_shipped = true. A folder that gives no lessons "
+        "leaves the shipped ones, with a notice. Check it with: tutor lessons --check DIR (content/README.md "
+        "is the author's guide)",
+    )
     add_commands(parser)
     return parser
 

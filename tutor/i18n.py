@@ -85,6 +85,7 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
     "help_close": ("↓↑ PgDn scroll · Esc closes", "↓↑ PgDn 滚动 · Esc 关闭"),
     "lessons_title": ("Lessons", "课程列表"),
     "no_lessons": ("No lessons found in {path}.", "在 {path} 中没有找到课程。"),
+    "lessons_notice": ("Lessons: {notice}", "课程：{notice}"),
     "no_mask": ("(no causal mask)", "（没有因果掩码）"),
     "links_title": ("Try it: this lesson's links (Enter follows one)", "动手试试：本课的链接（回车执行）"),
     "practice_title": (

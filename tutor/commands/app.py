@@ -27,9 +27,10 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tutor.app import TutorApp
+    from tutor.lessons.course import lessons_folder
     from tutor.model_words import describe_checkpoint
 
-    app = TutorApp(gpt, args.lang, resume_model=args.model is None)
+    app = TutorApp(gpt, args.lang, resume_model=args.model is None, course=lessons_folder(args.lessons))
     if args.model and args.model not in model.shipped_models() and Path(args.model).expanduser().is_file():
         app.model_notice = describe_checkpoint(Path(args.model).expanduser(), args.lang)  # its recipe, once
     app.run()

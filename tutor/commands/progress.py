@@ -12,6 +12,9 @@ from tutor.i18n import LANGUAGE_NAMES, pick, say
 from tutor.language import LANGUAGES
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tutor.lessons.parse import Lesson
     from tutor.progress import Progress, ProgressStore
 
 HELP = "show your progress (lessons, quick checks, exercises, where you stopped); --reset starts afresh"
@@ -57,10 +60,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_progress(args.lang, reset=args.reset, yes=args.yes)
+    from tutor.lessons.course import lessons_folder
+
+    return run_progress(
+        args.lang, reset=args.reset, yes=args.yes, course=lessons_folder(getattr(args, "lessons", None))
+    )
 
 
-def run_progress(lang: str, *, reset: bool, yes: bool) -> int:
+def run_progress(lang: str, *, reset: bool, yes: bool, course: Path | None = None) -> int:
+    """The learner's record against the lessons the app shows (a teacher's folder's, `course`, if given)."""
+    from tutor.lessons.course import session_lessons
     from tutor.progress import ProgressStore
 
     store = ProgressStore(lang=lang)
@@ -70,7 +79,8 @@ def run_progress(lang: str, *, reset: bool, yes: bool) -> int:
     progress, notice = store.load()
     if notice:
         print(f"tutor: warning: {notice}", file=sys.stderr)
-    for line in summary(progress, store, lang, existed=existed):
+    lessons = session_lessons(lang, course).lessons if course is not None else None
+    for line in summary(progress, store, lang, existed=existed, lessons=lessons):
         print(line)
     return 0
 
@@ -91,12 +101,15 @@ def run_reset(store: ProgressStore, lang: str, *, yes: bool) -> int:
     return 0
 
 
-def summary(progress: Progress, store: ProgressStore, lang: str, *, existed: bool = True) -> list[str]:
-    """The lines `tutor progress` prints; every record is read defensively (an older tutor may have written it)."""
+def summary(
+    progress: Progress, store: ProgressStore, lang: str, *, existed: bool = True, lessons: list[Lesson] | None = None
+) -> list[str]:
+    """The lines `tutor progress` prints (against `lessons`, default the shipped ones); every record is read
+    defensively (an older tutor may have written it)."""
     from tutor.exercises import EXERCISES
     from tutor.lessons.parse import load_lessons
 
-    lessons = load_lessons(lang)
+    lessons = load_lessons(lang) if lessons is None else lessons
     titles = {lesson.id: lesson.title for lesson in lessons}
     lines = [pick(WORDS, "file" if existed else "no_file", lang, path=store.path), ""]
     done = set(progress.done)

@@ -101,6 +101,10 @@ def session_command(args: argparse.Namespace, folder: str) -> str:
     words = [sys.executable, "-P", "-m", "tutor", "--lang", args.lang]
     if args.model:
         words += ["--model", model_argument(args.model)]
+    if getattr(args, "lessons", None):  # a teacher's folder, as the tabs must see it from their own folder
+        from pathlib import Path
+
+        words += ["--lessons", str(Path(args.lessons).expanduser().absolute())]
     return f"cd {shlex.quote(folder)} && exec {shlex.join(words)}"  # the shell becomes the tutor: one process a tab
 
 

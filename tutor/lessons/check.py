@@ -141,19 +141,74 @@ def _check_answer_spread(lessons: dict[str, Lesson], folder: Path) -> Iterator[s
             )
 
 
+def check_course(folder: Path) -> list[str]:
+    """Every problem in a teacher's lessons folder (`tutor lessons --check DIR`), checked as the shipped lessons
+    are: each language it has on its own, both agreeing when it has both. With `after_shipped` its lessons may link
+    to the shipped ones and must not take their ids. Raises `CourseError` (one line) when the folder gives no
+    lesson at all."""
+    from tutor.lessons.course import open_course
+
+    course = open_course(folder)
+    problems = list(course.problems)
+    langs = [lang for lang in LANGS if lang in course.languages and not _without_lessons(folder / lang, problems)]
+    lessons = {lang: _lessons_by_file(folder / lang) for lang in langs}
+    shipped = {lang: _lessons_by_file(content_dir() / lang) for lang in langs} if course.after_shipped else {}
+    for lang in langs:
+        shipped_ids = {lesson.id: lesson for lesson in shipped.get(lang, {}).values()}
+        linkable = {**{f"shipped/{name}": lesson for name, lesson in shipped.get(lang, {}).items()}, **lessons[lang]}
+        for lesson in lessons[lang].values():
+            problems += check_lesson(lesson, lessons[lang], linkable)
+            if lesson.id in shipped_ids:
+                problems.append(
+                    f"{lesson.path}:{_id_line(lesson)}: id '{lesson.id}' is the shipped lesson "
+                    f"{shipped_ids[lesson.id].path.name}'s: with after_shipped the app would leave this one out "
+                    "(choose another id)"
+                )
+        problems += _check_answer_spread(lessons[lang], folder / lang)
+    if len(langs) == 2:
+        problems += _check_translations(lessons["zh"], lessons["en"], folder)
+    return problems
+
+
+def shipped_ids_taken(folder: Path) -> list[str]:
+    """The ids of a teacher's lessons that are also shipped lessons' ids (a folder used alone may take them: its
+    lesson stands in for the shipped one, and the learner's progress and the panels' reach follow the id)."""
+    shipped = {lesson.id for lang in LANGS for lesson in _lessons_by_file(content_dir() / lang).values()}
+    own = {lesson.id for lang in LANGS for lesson in _lessons_by_file(folder / lang).values()}
+    return sorted(own & shipped)
+
+
+def _without_lessons(folder: Path, problems: list[str]) -> bool:
+    """A language folder that cannot be listed (its problem is already in `problems`) or has no lessons."""
+    from tutor.lessons.course import lesson_files
+
+    try:
+        return not lesson_files(folder)
+    except OSError:
+        return True
+
+
+def _id_line(lesson: Lesson) -> int:
+    try:
+        return front_matter_line(lesson.path.read_text(encoding="utf-8", errors="replace"), "id")
+    except OSError:
+        return 1
+
+
 def _lessons_by_file(folder: Path) -> dict[str, Lesson]:
     if not folder.is_dir():
         return {}
     return {path.name: parse_lesson(path, folder.name) for path in sorted(folder.glob("*.md"))}
 
 
-def check_lesson(lesson: Lesson, siblings: dict[str, Lesson]) -> list[str]:
-    """One lesson's own problems; `siblings` are the lessons of its language (for lesson links)."""
+def check_lesson(lesson: Lesson, siblings: dict[str, Lesson], linkable: dict[str, Lesson] | None = None) -> list[str]:
+    """One lesson's own problems; `siblings` are the lessons of its language (for ids and lesson links),
+    `linkable` (default: the siblings) every lesson a link may open."""
     problems = list(lesson.warnings)  # front matter, link syntax and code references: the parser's
     problems += _check_file_name(lesson, siblings)
     problems += _check_front_matter_values(lesson)
     problems += _check_sections(lesson)
-    problems += _check_links(lesson, siblings)
+    problems += _check_links(lesson, siblings if linkable is None else linkable)
     problems += _check_emphasis(lesson)
     for block in blocks_in(lesson.body):
         line = lesson.body_line + block.line - 1
