@@ -127,8 +127,8 @@ def _model_facts(name: str) -> dict[str, Any]:
     import model
     from model.trace import build_steps
 
+    info = _training_info(name)  # first: it says when there is no such shipped model
     gpt = model.load(name)
-    info = _training_info(name)
     facts: dict[str, Any] = {key: getattr(gpt.config, key) for key in CONFIG_MEASURES}
     facts["d_head"] = gpt.config.d_model // gpt.config.n_heads
     facts["pass_steps"] = len(build_steps(gpt.config))
