@@ -312,14 +312,13 @@ def _windows(name: str) -> tuple[Any, Any, Any, Any, Any, Any]:
 
 @cache
 def _window_facts(name: str, key: str) -> Any:
-    """One family of the measures read on validation windows (the module's docstring): each is computed only
-    when a lesson names it, as the shifted losses run the model over hundreds of windows."""
+    """One family of the measures read on validation windows (the module's docstring), computed only when a
+    lesson names it (`shifted_loss` has its own, `_shifted_loss`, one window set at a time)."""
     import numpy as np
 
-    from model.corpus import validation_windows
-    from model.gradients import loss_only, record_forward
+    from model.gradients import record_forward
 
-    gpt, recipe, corpus, inputs, targets, start = _windows(name)
+    gpt, recipe, _, inputs, targets, start = _windows(name)
     if key == "adam":
         return {"init": _adam_step(start, recipe, inputs, targets), "trained": _adam_step(gpt, recipe, inputs, targets)}
     if key == "embedding":
@@ -340,16 +339,23 @@ def _window_facts(name: str, key: str) -> Any:
             "norm": norms,
             "share": [100 * (b - a) / growth for a, b in itertools.pairwise(norms)] if growth else [],
         }
-    shifted = []
-    for k in range(SHIFTS):
-        windows, after = validation_windows(corpus.validation[SHIFT * k :], gpt.config.n_ctx, recipe.eval_windows)
-        size = recipe.batch_size  # as `model.train.validation_loss` batches them
-        total = sum(
-            loss_only(gpt, windows[i : i + size], after[i : i + size]) * after[i : i + size].size
-            for i in range(0, len(windows), size)
-        )
-        shifted.append(total / after.size)
-    return shifted
+    raise ClaimError(f"no window measure {key!r}")
+
+
+@cache
+def _shifted_loss(name: str, k: int) -> float:
+    """The validation loss on the evaluation windows laid SHIFT·k tokens later (one set: hundreds of windows)."""
+    from model.corpus import validation_windows
+    from model.gradients import loss_only
+
+    gpt, recipe, corpus, *_ = _windows(name)
+    windows, after = validation_windows(corpus.validation[SHIFT * k :], gpt.config.n_ctx, recipe.eval_windows)
+    size = recipe.batch_size  # as `model.train.validation_loss` batches them
+    total = sum(
+        loss_only(gpt, windows[i : i + size], after[i : i + size]) * after[i : i + size].size
+        for i in range(0, len(windows), size)
+    )
+    return total / after.size
 
 
 def _squared(g: Any) -> float:
@@ -520,7 +526,11 @@ def measure(path: str) -> float:
     facts = {"stability": _stability_facts, "seeds": _seed_facts}
     if name in facts:
         value: Any = facts[name]()
-    elif (key := rest.partition(".")[0].partition("[")[0]) in WINDOW_MEASURES:
+    elif (key := rest.partition(".")[0].partition("[")[0]) == "shifted_loss":
+        match = _PATH_PART.match(rest)
+        wanted = int(match.group("index")) if match and match.group("index") is not None else None
+        value = {key: [_shifted_loss(name, k) if k == wanted else math.nan for k in range(SHIFTS)]}
+    elif key in WINDOW_MEASURES:
         value = {key: _window_facts(name, key)}
     else:
         value = _model_facts(name)
