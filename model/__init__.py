@@ -24,7 +24,7 @@ from model.lens import logit_lens
 from model.mlp import gelu, mlp
 from model.norm import batch_norm, layer_norm
 from model.params import init_params, parameter_shapes
-from model.positions import pe_dot_by_distance, pe_wavelengths, rope, sinusoidal_positions
+from model.positions import pe_distance, pe_dot_by_distance, pe_wavelengths, rope, sinusoidal_positions
 from model.sampling import sample, sample_rng, sampling_probs, top_k_mask, top_order
 from model.tokenizer import CharTokenizer, Tokenizer, TokenizerError
 from model.trace import Step, Trace, build_steps
@@ -62,6 +62,7 @@ __all__ = [
     "mlp",
     "multi_head_attention",
     "parameter_shapes",
+    "pe_distance",
     "pe_dot_by_distance",
     "pe_wavelengths",
     "rope",

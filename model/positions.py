@@ -61,3 +61,16 @@ def pe_dot_by_distance(distance: np.ndarray, d: int, base: float = 10000.0) -> n
     """
     omega = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
     return np.cos(np.asarray(distance, dtype=np.float64)[..., None] * omega).sum(axis=-1)
+
+
+def pe_distance(distance: np.ndarray, d: int, base: float | np.ndarray = 10000.0) -> np.ndarray:
+    """‖PE(p + k) − PE(p)‖ of the sinusoidal table, as a function of the distance k alone (d even):
+
+        ‖PE(p + k) − PE(p)‖² = Σᵢ (2 sin(k·ωᵢ / 2))²,   ωᵢ = 1 / base^(2i/d)
+
+    Each pair is a point on a unit circle turned by k·ωᵢ: its chord is 2 sin(k·ωᵢ / 2). A list of bases gives
+    one row per base. `[..., len(k)]`, float64.
+    """
+    omega = 1.0 / np.asarray(base, dtype=np.float64)[..., None] ** (np.arange(0, d, 2, dtype=np.float64) / d)
+    chords = 2 * np.sin(np.asarray(distance, dtype=np.float64)[..., None] * omega[..., None, :] / 2)
+    return np.sqrt((chords**2).sum(axis=-1))

@@ -15,7 +15,9 @@ from tutor.lessons.markdown import render_markdown, soft_break
 from tutor.lessons.parse import parse_lesson
 from tutor.paths import content_dir
 
-STRAY_SPACE = re.compile(r"[，。；：、！？）」][ ][^\s]|[\u4e00-\u9fff] [\u4e00-\u9fff]")
+STRAY_SPACE = re.compile(
+    r"[，。；：、！？）」][ ][^\s]|[\u4e00-\u9fff] [\u4e00-\u9fff]|[—…“”][ ][\u4e00-\u9fff]|[\u4e00-\u9fff][ ][—…“”]"
+)
 
 
 def rendered_text(markdown: str) -> str:
@@ -38,6 +40,11 @@ def rendered_text(markdown: str) -> str:
         ("x", "在", " "),
         ("a", "b", " "),
         ("", "b", " "),
+        ("—", "向", ""),  # ——, ……, “…” between Chinese: nothing; beside Latin words: a space
+        ("”", "和", ""),
+        ("的", "“", ""),
+        ("—", "a", " "),
+        ("t", "…", " "),
     ],
 )
 def test_a_soft_break_is_nothing_in_chinese_and_a_space_between_words(before: str, after: str, joined: str) -> None:

@@ -72,3 +72,34 @@ def test_the_head_measures_are_the_weight_on_the_previous_token(tiny: model.GPT)
     best = int(measure("tiny.heads.block[0].prev_head"))
     assert means[best] == max(means)
     assert measure("tiny.heads.block[0].others_max") == max(m for h, m in enumerate(means) if h != best)
+
+
+def test_the_window_measures_agree_with_the_training_record() -> None:
+    """`M.adam`, `M.stream` and `M.shifted_loss` rebuild the depth profile's windows and the start from the seed:
+    they must find what training itself wrote down (its depth profile and its last validation loss)."""
+    for when in ("init", "trained"):
+        for i in range(4):
+            record = measure(f"tiny.depth.{when}.param_grad[{i}]")
+            assert measure(f"tiny.adam.{when}.block_grad[{i}]") == pytest.approx(record, rel=1e-3)
+    # clipping scales every block by the same factor, 1/‖g‖ when ‖g‖ is above the clip of 1
+    norm = measure("tiny.adam.init.grad_norm")
+    assert norm > 1
+    assert measure("tiny.adam.init.clipped[0]") == pytest.approx(
+        measure("tiny.adam.init.block_grad[0]") / norm, rel=1e-4
+    )
+    assert measure("tiny.adam.trained.clip_scale") == pytest.approx(1, abs=1e-6)
+    # Adam's first step is g/(|g| + ε): nearly the full step for gradients far above ε, nothing for those below
+    assert 95 < measure("tiny.adam.init.first_step[0]") <= 100
+    assert measure("noresidual.adam.trained.below_eps[0]") == 100
+    assert measure("noresidual.adam.trained.first_step[0]") < 0.01
+    for i in range(4):  # the stream after each block is the depth profile's
+        assert measure(f"tiny.stream.norm[{2 * i + 2}]") == pytest.approx(
+            measure(f"tiny.depth.trained.stream_norm[{i + 1}]")
+        )
+    assert sum(measure(f"tiny.stream.share[{i}]") for i in range(8)) == pytest.approx(100)
+    assert measure("tiny.shifted_loss[0]") == pytest.approx(measure("tiny.val_loss"), abs=1e-4)
+    d = measure("tiny.d_model")  # each sine-cosine pair adds 1 to ‖PE‖²; a N(0, std²) row has ‖·‖ ≈ std·√d
+    assert measure("tiny.embedding.position_norm") == pytest.approx(np.sqrt(d / 2))
+    assert measure("tiny.embedding.token_norm_init") == pytest.approx(
+        measure("tiny.recipe.embedding_std") * np.sqrt(d), rel=0.03
+    )

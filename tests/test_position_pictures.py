@@ -15,7 +15,7 @@ from rich.segment import Segment
 from textual.app import App, ComposeResult
 
 import model
-from model import pe_dot_by_distance, pe_wavelengths, sinusoidal_positions
+from model import pe_distance, pe_dot_by_distance, pe_wavelengths, sinusoidal_positions
 from tutor.number_style import diverging_style, shade_glyph
 from tutor.panels.vectors_panel import VectorsPanel
 from tutor.position_picture_data import dots_by_distance, rope_pair_angles, wave_dims
@@ -37,6 +37,17 @@ def test_the_dot_product_depends_only_on_the_distance(d: int, base: float) -> No
     distance = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
     assert np.allclose(pe @ pe.T, pe_dot_by_distance(distance, d, base), atol=1e-5)
     assert pe_dot_by_distance(0, d, base) == pytest.approx(d / 2)
+
+
+@pytest.mark.parametrize("d", [4, 64])
+def test_the_distance_between_two_positions_depends_only_on_how_far_apart_they_are(d: int) -> None:
+    pe = sinusoidal_positions(64, d, 10000.0).astype(np.float64)
+    k = np.arange(1, 40)
+    for p in (0, 7, 24):
+        assert np.allclose(np.linalg.norm(pe[p + k] - pe[p], axis=1), pe_distance(k, d, 10000.0), atol=1e-5)
+    rows = pe_distance(k, d, np.array(BASES))  # a list of bases: one row each
+    for row, base in zip(rows, BASES, strict=True):
+        assert np.allclose(row, pe_distance(k, d, base))
 
 
 @pytest.mark.parametrize("base", BASES)

@@ -63,6 +63,22 @@ Q had grown by the largest factor by the last finite step) and `runs` (how many 
 (model/data/depth-seeds.jsonl.gz): `runs`, `collapsed` (last-block cos ≥ 0.9), `spiked` (runs with a loss spike),
 `stalled`, `diverged`, `median`, `min`, `max`, and per seed `loss[s]`, `similarity[s]`, `spikes[s]`.
 
+Measured on the validation windows the depth profile uses (`model.train.DEPTH_WINDOWS`), for a shipped model M
+with a training record: `M.adam.init.…` (the model rebuilt at its initialisation from its seed) and
+`M.adam.trained.…` — how AdamW with global-norm clipping (`model/train.py`) would take one update from that
+gradient: `grad_norm` (the global norm before clipping), `clip_scale` (what clipping multiplies every gradient
+by: 1 when the norm is within the clip), and for block i `block_params[i]`, `block_grad[i]` (‖∂L/∂θ‖ before
+clipping), `raw_rms[i]` (its root mean square per coordinate), `clipped[i]` (‖∂L/∂θ‖ after clipping),
+`coord_rms[i]` (the clipped gradient's root mean square per coordinate), `below_eps[i]` (the percent of its
+coordinates smaller than Adam's ε) and `first_step[i]` (Adam's first update, m̂/(√v̂ + ε) = g/(|g| + ε), as a
+percent of the learning rate, averaged over its coordinates).
+`M.embedding.token_norm` (the mean ‖W_E[t]‖ over the tokens of those windows, as they occur), `.token_norm_init`
+(the same at initialisation) and `.position_norm` (the mean ‖row‖ of the position table added to them, sinusoidal
+or learned). `M.stream.norm[i]` (the mean ‖x‖ at the logit lens's points: the embedding, then each block's
+attention and MLP add) and `M.stream.share[i]` (the percent of the growth from the first point to the last that
+the i-th add makes: 0 is block 0's attention add). `M.shifted_loss[k]`: the validation loss on the evaluation
+windows laid 16·k tokens later in the validation text (`shifted_loss[0]` is `val_loss`).
+
 `M.heads.block[b].…`: block b's attention on `WALK_PROMPT`, over every query but the first,
 `prev_mean[h]` and `prev_min[h]` (head h's weight on the token just before the query: mean, least),
 `prev_head` (the head with the largest mean) and `others_max` (the largest mean of the other heads).
@@ -70,6 +86,7 @@ Q had grown by the largest factor by the last finite step) and `runs` (how many 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -92,18 +109,26 @@ class ClaimError(ValueError):
 
 
 @cache
-def _model_facts(name: str) -> dict[str, Any]:
+def _training_info(name: str) -> dict[str, Any]:
+    """A shipped model's training record (empty when it has none)."""
     import model
-    from model.trace import build_steps
     from model.weights import SHIPPED_DIR, WeightsError, read_safetensors
 
     if name not in model.shipped_models():
         raise ClaimError(f"no shipped model {name!r} (shipped: {', '.join(model.shipped_models())})")
-    gpt = model.load(name)
     try:
-        info = json.loads(read_safetensors(SHIPPED_DIR / f"{name}.safetensors")[1].get("training", "{}"))
+        return json.loads(read_safetensors(SHIPPED_DIR / f"{name}.safetensors")[1].get("training", "{}"))
     except (WeightsError, json.JSONDecodeError):
-        info = {}
+        return {}
+
+
+@cache
+def _model_facts(name: str) -> dict[str, Any]:
+    import model
+    from model.trace import build_steps
+
+    info = _training_info(name)  # first: it says when there is no such shipped model
+    gpt = model.load(name)
     facts: dict[str, Any] = {key: getattr(gpt.config, key) for key in CONFIG_MEASURES}
     facts["d_head"] = gpt.config.d_model // gpt.config.n_heads
     facts["pass_steps"] = len(build_steps(gpt.config))
@@ -253,6 +278,134 @@ def _learned_positions(wpe: Any) -> dict[str, Any]:
     }
 
 
+WINDOW_MEASURES = ("adam", "embedding", "stream", "shifted_loss")  # measured on validation windows
+SHIFT = 16  # tokens between two window sets of `shifted_loss`
+SHIFTS = 4
+
+
+@cache
+def _corpus(stdlib_text: bool) -> Any:
+    from model.corpus import load_corpus
+
+    return load_corpus(None, stdlib_text=stdlib_text)
+
+
+@cache
+def _windows(name: str) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """The model trained as `name`, its recipe, its corpus, the depth profile's windows (inputs, targets) and the
+    model rebuilt at its initialisation from its seed."""
+    import model
+    from model.corpus import validation_windows
+    from model.gpt import GPT
+    from model.train import DEPTH_WINDOWS, Recipe, initial_params
+
+    info = _training_info(name)
+    if "recipe" not in info or "seed" not in info:
+        raise ClaimError(f"{name} has no training record to rebuild its windows and its start from")
+    gpt = model.load(name)
+    recipe = Recipe(**info["recipe"])
+    corpus = _corpus(recipe.stdlib_text)
+    inputs, targets = validation_windows(corpus.validation, gpt.config.n_ctx, DEPTH_WINDOWS)
+    start = GPT(gpt.config, initial_params(recipe, gpt.config, int(info["seed"])), gpt.tokenizer, lay_out=False)
+    return gpt, recipe, corpus, inputs, targets, start
+
+
+@cache
+def _window_facts(name: str, key: str) -> Any:
+    """One family of the measures read on validation windows (the module's docstring), computed only when a
+    lesson names it (`shifted_loss` has its own, `_shifted_loss`, one window set at a time)."""
+    import numpy as np
+
+    from model.gradients import record_forward
+
+    gpt, recipe, _, inputs, targets, start = _windows(name)
+    if key == "adam":
+        return {"init": _adam_step(start, recipe, inputs, targets), "trained": _adam_step(gpt, recipe, inputs, targets)}
+    if key == "embedding":
+        facts = {
+            "token_norm": _row_norm(gpt.params["wte"], inputs),
+            "token_norm_init": _row_norm(start.params["wte"], inputs),
+        }
+        if gpt.config.positional in ("sinusoidal", "learned"):
+            table = gpt.position_rows(0, gpt.config.n_ctx).astype(np.float64)
+            facts["position_norm"] = float(np.linalg.norm(table, axis=1).mean())
+        return facts
+    if key == "stream":
+        _, acts = record_forward(gpt, inputs)
+        points = lens_points(gpt.config.n_layers)
+        norms = [float(np.linalg.norm(acts[p].astype(np.float64), axis=-1).mean()) for p in points]
+        growth = norms[-1] - norms[0]
+        return {
+            "norm": norms,
+            "share": [100 * (b - a) / growth for a, b in itertools.pairwise(norms)] if growth else [],
+        }
+    raise ClaimError(f"no window measure {key!r}")
+
+
+@cache
+def _shifted_loss(name: str, k: int) -> float:
+    """The validation loss on the evaluation windows laid SHIFT·k tokens later (one set: hundreds of windows)."""
+    from model.corpus import validation_windows
+    from model.gradients import loss_only
+
+    gpt, recipe, corpus, *_ = _windows(name)
+    windows, after = validation_windows(corpus.validation[SHIFT * k :], gpt.config.n_ctx, recipe.eval_windows)
+    size = recipe.batch_size  # as `model.train.validation_loss` batches them
+    total = sum(
+        loss_only(gpt, windows[i : i + size], after[i : i + size]) * after[i : i + size].size
+        for i in range(0, len(windows), size)
+    )
+    return total / after.size
+
+
+def _squared(g: Any) -> float:
+    import numpy as np
+
+    g = np.asarray(g, dtype=np.float64)
+    return float(np.vdot(g, g))
+
+
+def _row_norm(wte: Any, tokens: Any) -> float:
+    """The mean ‖W_E[t]‖ over `tokens` as they occur (a common token counts as often as it occurs)."""
+    import numpy as np
+
+    return float(np.linalg.norm(np.asarray(wte, dtype=np.float64)[tokens.ravel()], axis=1).mean())
+
+
+def _adam_step(gpt: Any, recipe: Any, inputs: Any, targets: Any) -> dict[str, Any]:
+    """How the training step (`model/train.py`: clipping, then AdamW) treats `gpt`'s gradient on these windows,
+    block by block, at the first update (m̂ = g, v̂ = g²): a step of g/(|g| + ε) times the learning rate."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from model.gradients import loss_and_gradients
+    from model.train import AdamW, clip_global_norm
+
+    _, grads = loss_and_gradients(gpt, inputs, targets)
+    blocks = [{k: g for k, g in grads.items() if k.startswith(f"blocks.{i}.")} for i in range(gpt.config.n_layers)]
+    before = [float(np.sqrt(sum(_squared(g) for g in block.values()))) for block in blocks]
+    norm = clip_global_norm(grads, recipe.grad_clip)  # scales `grads` in place, as a training step does
+    params = {k: np.zeros_like(g) for k, g in grads.items()}  # from zero, the update is the step itself
+    AdamW.zeros_like(params).update(params, grads, 1.0, 1, replace(recipe, weight_decay=0.0))
+    after = float(np.sqrt(sum(_squared(g) for g in grads.values())))
+    figures: dict[str, Any] = {"grad_norm": norm, "clip_scale": after / norm if norm else 1.0}
+    for key in ("block_params", "block_grad", "raw_rms", "clipped", "coord_rms", "below_eps", "first_step"):
+        figures[key] = []
+    for i, block in enumerate(blocks):
+        flat = np.concatenate([g.astype(np.float64).ravel() for g in block.values()])
+        steps = np.concatenate([np.abs(params[k].astype(np.float64)).ravel() for k in block])
+        clipped = float(np.linalg.norm(flat))
+        figures["block_params"].append(flat.size)
+        figures["block_grad"].append(before[i])
+        figures["raw_rms"].append(before[i] / np.sqrt(flat.size))
+        figures["clipped"].append(clipped)
+        figures["coord_rms"].append(clipped / np.sqrt(flat.size))
+        figures["below_eps"].append(100 * float((np.abs(flat) < recipe.adam_eps).mean()))
+        figures["first_step"].append(100 * float(steps.mean()))
+    return figures
+
+
 GROWTH_FACTOR = 10.0  # "grew": ten times its own value at the run's first step
 
 
@@ -371,7 +524,16 @@ def measure(path: str) -> float:
     if not rest:
         raise ClaimError(f"measure {path!r} must be MODEL.WHAT, e.g. tiny.vocab_size")
     facts = {"stability": _stability_facts, "seeds": _seed_facts}
-    value: Any = facts[name]() if name in facts else _model_facts(name)
+    if name in facts:
+        value: Any = facts[name]()
+    elif (key := rest.partition(".")[0].partition("[")[0]) == "shifted_loss":
+        match = _PATH_PART.match(rest)
+        wanted = int(match.group("index")) if match and match.group("index") is not None else None
+        value = {key: [_shifted_loss(name, k) if k == wanted else math.nan for k in range(SHIFTS)]}
+    elif key in WINDOW_MEASURES:
+        value = {key: _window_facts(name, key)}
+    else:
+        value = _model_facts(name)
     for part in rest.split("."):
         match = _PATH_PART.match(part)
         if match is None or not isinstance(value, dict) or match.group("key") not in value:

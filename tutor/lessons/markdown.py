@@ -85,6 +85,9 @@ class _PlainCodeBlock(CodeBlock):
         yield Styled(syntax, Style.from_meta({_CODE_MARK: True}))
 
 
+CHINESE_NARROW_PUNCTUATION = "—…“”‘’"  # East Asian width "ambiguous": wide in Chinese text, narrow beside Latin
+
+
 def _wide(ch: str) -> bool:
     """A character that takes two cells: CJK, and the full-width punctuation Chinese text uses."""
     return unicodedata.east_asian_width(ch) in ("W", "F")
@@ -101,6 +104,9 @@ def soft_break(before: str, after: str) -> str:
         _wide(after) and unicodedata.category(after).startswith("P")
     ):
         return ""
+    narrow = CHINESE_NARROW_PUNCTUATION
+    if (before in narrow and _wide(after)) or (after in narrow and _wide(before)):
+        return ""  # ——, ……, “…” are Chinese punctuation too, though Unicode does not call them wide
     return "" if _wide(before) and _wide(after) else " "
 
 
