@@ -5,12 +5,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from model.attention import softmax
 from model.config import GPTConfig
 from model.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from model.interventions import Edit
 
 STEP_KINDS = ("embed", "norm", "attention", "residual", "mlp", "unembed")
 
@@ -94,6 +98,9 @@ class Trace:
     position has no target), `loss` their mean, `trace[name + "_grad"]` = ∂loss/∂(that activation)
     as TransformerLens' backward cache names it (`blocks.0.hook_resid_pre_grad`), and `param_grads`,
     ∂loss/∂θ for every parameter by its name.
+
+    `edits` are the interventions the run was made with (`GPT.run(prompt, edits=…)`); empty for the
+    model as trained.
     """
 
     tokens: list[int]
@@ -106,6 +113,7 @@ class Trace:
     grads: dict[str, np.ndarray] = field(default_factory=dict)
     param_grads: dict[str, np.ndarray] = field(default_factory=dict)
     losses: np.ndarray | None = None
+    edits: tuple[Edit, ...] = ()
 
     def __post_init__(self) -> None:
         self.pieces = [self.tokenizer.piece(token) for token in self.tokens]
@@ -155,6 +163,12 @@ class Trace:
     def param_grad_norms(self) -> dict[str, float]:
         """‖∂L/∂θ‖ for every parameter tensor, by name."""
         return {name: float(np.linalg.norm(g.astype(np.float64))) for name, g in self.param_grads.items()}
+
+    def __repr__(self) -> str:
+        edited = f", {len(self.edits)} edits" if self.edits else ""
+        return (
+            f"Trace({''.join(self.pieces)!r}, {len(self.tokens)} tokens, {len(self.activations)} activations{edited})"
+        )
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.activations)
