@@ -101,7 +101,14 @@ def head_grid(gpt: GPT, clean: Trace, corrupted: Trace, answer: int, wrong: int)
         z = np.repeat(corrupted[b + "attn.hook_z"][None], heads * n, axis=0)
         z[np.arange(heads * n), pos, head] = clean[b + "attn.hook_z"][pos, head]
         attn_out = merge_heads(z) @ w[b + "attn.w_out"] + w[b + "attn.b_out"]
-        x = gpt.sublayer(i, "attn", "ln1", lambda _h, out=attn_out: out, corrupted[b + "hook_resid_pre"], no_hook)
-        x = gpt.sublayer(i, "mlp", "ln2", lambda h, i=i: gpt.mlp(i, h, no_hook), x, no_hook)
+
+        def patched_attention(_h: np.ndarray, out: np.ndarray = attn_out) -> np.ndarray:
+            return out
+
+        def feed_forward(h: np.ndarray, i: int = i) -> np.ndarray:
+            return gpt.mlp(i, h, no_hook)
+
+        x = gpt.sublayer(i, "attn", "ln1", patched_attention, corrupted[b + "hook_resid_pre"], no_hook)
+        x = gpt.sublayer(i, "mlp", "ln2", feed_forward, x, no_hook)
         grid[i] = _finish(gpt, i + 1, x, answer, wrong).reshape(heads, n)
     return restored_fraction(grid, d_clean, d_corrupted)
