@@ -286,8 +286,8 @@ def _frozen_norm(gpt: GPT, n: int, edit: BypassNorm) -> FrozenNorm:
     scale = _source(edit.frozen_from, edit.norm + ".hook_scale", (1,))
     if len(mu) != n:
         raise EditError(f"the frozen LayerNorm's source has {len(mu)} positions and this prompt {n}: they must match")
-    weights = gpt.params
-    return FrozenNorm(mu, scale, weights[edit.norm + ".g"], weights[edit.norm + ".b"], False)
+    weights = gpt.params  # μ and s are copied: the edited trace records them, and must not share the source's
+    return FrozenNorm(mu.copy(), scale.copy(), weights[edit.norm + ".g"], weights[edit.norm + ".b"], False)
 
 
 def gpt_norms(gpt: GPT) -> list[str]:
@@ -395,8 +395,10 @@ def edited(gpt: GPT, plan: EditPlan) -> GPT:
             seen: dict[str, np.ndarray] = {}
 
             def look(key: str, value: np.ndarray) -> None:
-                seen[key] = value
-                inner(key, value)
+                if key == "hook_z":  # the trace gets the edited z, below
+                    seen[key] = value
+                else:
+                    inner(key, value)
 
             multi_head_attention_kv(
                 h, p[b + "w_qkv"], p[b + "b_qkv"], p[b + "w_out"], p[b + "b_out"],
