@@ -201,6 +201,10 @@ def test_edits_at_one_hook_compose_in_order() -> None:
     clean = gpt.run(TOKENS)
     assert np.all(run["blocks.0.attn.hook_z"][:, 1] == 0.0)
     close(run["blocks.0.attn.hook_z"][:, 0], 2.0 * clean["blocks.0.attn.hook_z"][:, 0])
+    other = gpt.run(OTHER)
+    run = gpt.run(TOKENS, edits=[AblateHead(1, 0, mean_from=other), ScaleHead(1, 0, 3.0, positions=(0, 1))])
+    mean = other["blocks.1.attn.hook_z"][:, 0].mean(axis=0)
+    close(run["blocks.1.attn.hook_z"][:, 0], np.array([3 * mean] * 2 + [mean] * 5))  # m₂(m₁a + c₁) + c₂
 
 
 # -- the edited run is a trace like any other, and the clean one is left alone -------------------------------------
@@ -234,6 +238,11 @@ def test_the_clean_trace_is_never_changed() -> None:
     for name, value in before.items():
         assert np.array_equal(clean[name], value), name
     assert clean.edits == ()
+    run = gpt.run(TOKENS, grads=True, edits=edits)
+    shared = [a for a in run.activations if any(np.shares_memory(run[a], b) for b in clean.activations.values())]
+    assert shared == [
+        "hook_pos_embed"
+    ]  # the position table's rows, read-only: writing into the edited run cannot reach clean
 
 
 def test_an_edited_trace_does_not_extend_through_the_cache(tiny: model.GPT) -> None:
