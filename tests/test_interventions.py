@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -433,3 +434,51 @@ def test_a_sweep_refuses_what_it_cannot_measure() -> None:
         resid_pre_grid(gpt, clean, gpt.run(OTHER, edits=[AblateHead(0, 0)]), 1, 2)
     with pytest.raises(EditError, match="outside the vocabulary"):
         resid_pre_grid(gpt, clean, gpt.run(OTHER), 1, 10_000)
+
+
+# -- against TransformerLens (the `test-ref` extra) ---------------------------------------------------------------
+
+
+def test_zero_ablation_and_resid_pre_patching_equal_transformer_lens(tmp_path: Path) -> None:
+    """On one HF GPT-2 folder: head 1 of block 1 zeroed at hook_z, and hook_resid_pre of block 1 at position 2
+    patched from another prompt, through TransformerLens' `run_with_hooks`, as its patching demos write them."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    bridge_module = pytest.importorskip("transformer_lens.model_bridge")  # TransformerLens ≥ 4
+    from test_hf_gpt2 import write_folder
+
+    write_folder(tmp_path)
+    hf = transformers.GPT2LMHeadModel.from_pretrained(tmp_path, attn_implementation="eager").eval()
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
+    lens = bridge_module.TransformerBridge.boot_transformers(
+        str(tmp_path), hf_model=hf, tokenizer=tokenizer, device="cpu"
+    )
+    gpt = model.load(str(tmp_path))
+    clean_ids, corrupted_ids = (
+        gpt.tokenizer.encode("The cat chased the dog."),
+        gpt.tokenizer.encode("The dog chased the cat."),
+    )
+    assert len(clean_ids) == len(corrupted_ids)
+
+    def zero_head(z: torch.Tensor, hook: object) -> torch.Tensor:  # z: [batch, pos, head, d_head]
+        z = z.clone()
+        z[:, :, 1] = 0.0
+        return z
+
+    with torch.no_grad():
+        _, cache = lens.run_with_cache(torch.tensor([clean_ids]))
+
+        def patch(x: torch.Tensor, hook: object) -> torch.Tensor:
+            x = x.clone()
+            x[:, 2] = cache["blocks.1.hook_resid_pre"][:, 2]
+            return x
+
+        ablated = lens.run_with_hooks(torch.tensor([clean_ids]), fwd_hooks=[("blocks.1.attn.hook_z", zero_head)])
+        patched = lens.run_with_hooks(torch.tensor([corrupted_ids]), fwd_hooks=[("blocks.1.hook_resid_pre", patch)])
+    clean = gpt.run(clean_ids)
+    ours_ablated = gpt.run(clean_ids, edits=[AblateHead(1, 1)]).logits
+    ours_patched = gpt.run(corrupted_ids, edits=[Patch("blocks.1.hook_resid_pre", clean, positions=(2,))]).logits
+    np.testing.assert_allclose(ours_ablated, ablated[0].numpy(), atol=2e-5)
+    np.testing.assert_allclose(ours_patched, patched[0].numpy(), atol=2e-5)
+    assert np.abs(ours_ablated - clean.logits).max() > 0.1  # the edits change what they are compared on
+    assert np.abs(ours_patched - gpt.run(corrupted_ids).logits).max() > 0.1
