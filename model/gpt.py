@@ -263,6 +263,8 @@ class GPT:
         runner.forward(tokens, hook=recording.__setitem__)
         trace = Trace(ids, recording.activations(), self.steps, self.config, self.tokenizer, dropped)
         trace.edits = tuple(edits)
+        trace.kept = {name: keep for name, (keep, _) in runner.edit_plan.keep.items()}
+        trace.dropped_adds = frozenset(runner.edit_plan.dropped)
         if grads:
             runner._add_backward(trace)
         return trace

@@ -100,7 +100,9 @@ class Trace:
     ∂loss/∂θ for every parameter by its name.
 
     `edits` are the interventions the run was made with (`GPT.run(prompt, edits=…)`); empty for the
-    model as trained.
+    model as trained. What they did to the graph, for reading the gradients: `kept[name]`, the share m of
+    the model's own value an edit kept at that hook (a' = m ⊙ a + c), and `dropped_adds`, the residual
+    adds taken out, as (block, "attn" | "mlp").
     """
 
     tokens: list[int]
@@ -114,6 +116,8 @@ class Trace:
     param_grads: dict[str, np.ndarray] = field(default_factory=dict)
     losses: np.ndarray | None = None
     edits: tuple[Edit, ...] = ()
+    kept: dict[str, np.ndarray] = field(default_factory=dict)
+    dropped_adds: frozenset[tuple[int, str]] = frozenset()
 
     def __post_init__(self) -> None:
         self.pieces = [self.tokenizer.piece(token) for token in self.tokens]
@@ -154,10 +158,17 @@ class Trace:
 
         read from the recorded gradients of the step's output (y) and input (x, the stream before
         the sublayer, which only the sum and F read). Needs a `residual` step of a trace with grads.
+
+        In an edited run, an edit at y passes on m ⊙ ∂L/∂y (`kept`), and an add taken out
+        (`dropped_adds`) has no identity path: all of ∂L/∂x goes through F.
         """
         if step.kind != "residual":
             raise ValueError(f"{step.name} is a {step.kind} step, not a residual add")
         identity, total = self[step.out_hook + "_grad"], self[step.in_hook + "_grad"]
+        if step.out_hook in self.kept:
+            identity = self.kept[step.out_hook] * identity
+        if (step.block, step.name.rsplit(".", 1)[-1].removesuffix("_add")) in self.dropped_adds:
+            identity = np.zeros_like(total)
         return identity, total - identity, total
 
     def param_grad_norms(self) -> dict[str, float]:

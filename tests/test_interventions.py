@@ -331,6 +331,22 @@ def test_gradients_of_an_edited_run_against_finite_differences(
     assert errors[worst] <= 1e-6, f"{worst}: {errors[worst]:.2e}"
 
 
+@pytest.mark.parametrize("norm", ["pre", "post", "none"])
+def test_residual_paths_of_an_edited_run_add_up_and_know_what_was_edited(norm: str) -> None:
+    gpt = f64(norm=norm)
+    other = gpt.run(OTHER)
+    edits: list[Edit] = [DropResidual(0, "attn"), Patch("blocks.1.hook_resid_mid", other, (2, 5))]
+    run = gpt.run(TOKENS, grads=True, edits=edits)
+    steps = {step.name: step for step in run.steps}
+    identity, through_f, total = run.residual_paths(steps["blocks.0.attn_add"])
+    assert np.all(identity == 0.0) and np.array_equal(through_f, total)  # the add is gone: all of ∂L/∂x is F's
+    identity, through_f, total = run.residual_paths(steps["blocks.0.mlp_add"])
+    close(identity, run[steps["blocks.0.mlp_add"].out_hook + "_grad"])  # an add left alone: ∂L/∂y
+    identity, through_f, total = run.residual_paths(steps["blocks.1.attn_add"])
+    if norm != "post":  # pre- and no-norm: y is resid_mid, patched at positions 2 and 5, which pass nothing back
+        assert np.all(identity[[2, 5]] == 0.0) and np.any(identity[[0, 1, 3, 4, 6]] != 0.0)
+
+
 def test_an_edit_changes_the_gradients() -> None:
     """The check above would pass on the clean backward if the edits changed nothing: they must change it."""
     gpt = f64()
