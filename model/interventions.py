@@ -23,8 +23,9 @@ outputs, hook_z); the embedding is patched at `blocks.0.hook_resid_pre`. Edits a
 (default all); a residual add and a LayerNorm are edited whole.
 
 Every edit at a hook is `a' = m ⊙ a + c`, with m the share of the model's own value kept (1, 0 or s) and c
-what replaces it; the backward pass hands ∂L/∂a' on as ∂L/∂a = m ⊙ ∂L/∂a'. The edited trace files ∂L/∂a' under the hook's name (the gradient of what the trace
-shows there). A mean, a patch and frozen statistics come from another trace: constants of the edited run.
+what replaces it; the backward pass hands ∂L/∂a' on as ∂L/∂a = m ⊙ ∂L/∂a'. The edited trace files ∂L/∂a'
+under the hook's name (the gradient of what the trace shows there). A mean, a patch and frozen statistics
+come from another trace: constants of the edited run.
 
 The clean trace is never changed: an edited run is a run of its own.
 """
