@@ -20,6 +20,7 @@ from model.config import ConfigError, GPTConfig
 from model.embedding import embed, unembed
 from model.gpt import GPT, ContextError, KVCache, NoTargetError
 from model.hooks import Stopped
+from model.interventions import AblateHead, BypassNorm, DropResidual, Edit, EditError, Patch, ScaleHead, SkipSublayer
 from model.lens import logit_lens
 from model.mlp import gelu, mlp
 from model.norm import batch_norm, layer_norm
@@ -35,13 +36,21 @@ DEFAULT_MODEL = "tiny"
 __all__ = [
     "DEFAULT_MODEL",
     "GPT",
+    "AblateHead",
     "BPETokenizer",
+    "BypassNorm",
     "CharTokenizer",
     "ConfigError",
     "ContextError",
+    "DropResidual",
+    "Edit",
+    "EditError",
     "GPTConfig",
     "KVCache",
     "NoTargetError",
+    "Patch",
+    "ScaleHead",
+    "SkipSublayer",
     "Step",
     "Stopped",
     "Tokenizer",

@@ -245,6 +245,7 @@ def multi_head_attention_backward(
     w_out: np.ndarray,
     rope_pe: np.ndarray | None = None,
     hook: Hook = no_hook,
+    z_keep: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Multi-head attention backwards, one forward step at a time:
 
@@ -255,11 +256,14 @@ def multi_head_attention_backward(
 
     `x` is `[pos, d]`; `q`, `k` (after RoPE if any), `v`, `z` are `[pos, head, d_head]`; `pattern`
     is `[head, q_pos, k_pos]`; any batch axes in front. Returns ∂L/∂x and the gradients of W_QKV,
-    b_QKV, W_O, b_O.
+    b_QKV, W_O, b_O. `z_keep` is an edit's m in z′ = m ⊙ z + c (model/interventions.py): the share of
+    ∂L/∂z′ that reaches the heads.
     """
     d_z, d_w_out, d_b_out = linear_backward(d_out, z.reshape(x.shape), w_out)
     d_z = d_z.reshape(z.shape)
     hook("hook_z", d_z)
+    if z_keep is not None:
+        d_z = z_keep * d_z
     d_q, d_k, d_v = (
         t.swapaxes(-3, -2)  # back to [pos, head, d_head]
         for t in attention_backward(

@@ -14,6 +14,7 @@ from model.config import ConfigChanges, GPTConfig
 from model.embedding import embed, unembed
 from model.gradients import backward
 from model.hooks import Hook, Recording, no_hook, scoped
+from model.interventions import NO_EDITS, Edit, EditPlan, edited, plan_edits
 from model.layout import for_forward
 from model.mlp import mlp
 from model.norm import layer_norm
@@ -52,6 +53,8 @@ class GPT:
     (`model/layout.py`) unless `lay_out=False`, which training asks for: it changes `params` in place.
     Parameters are float32; the gradient checks ask for `dtype=np.float64`.
     """
+
+    edit_plan: EditPlan = NO_EDITS  # what `run(prompt, edits=…)` wires in (model/interventions.py)
 
     def __init__(
         self,
@@ -227,7 +230,13 @@ class GPT:
         dropped = max(0, len(ids) - self.config.n_ctx)
         return ids[dropped:], dropped
 
-    def run(self, prompt: str | Sequence[int], stop: Callable[[], bool] | None = None, grads: bool = False) -> Trace:
+    def run(
+        self,
+        prompt: str | Sequence[int],
+        stop: Callable[[], bool] | None = None,
+        grads: bool = False,
+        edits: Sequence[Edit] = (),
+    ) -> Trace:
         """The forward pass over `prompt` with every activation recorded.
 
         With `grads`, the backward pass too, from the prompt's own loss L — the mean cross-entropy of
@@ -238,18 +247,26 @@ class GPT:
 
         `stop` is asked as each block and sublayer begins; when it says True the pass raises `Stopped`
         (an app gives up a pass whose prompt the learner has already changed: at GPT-2 size a pass takes a while).
+
+        `edits` (model/interventions.py) run the model with pieces changed: a head ablated, a residual add
+        dropped, an activation patched from another trace … The trace keeps them in `trace.edits`; a bad
+        edit raises `EditError` before the pass starts.
         """
         ids, dropped = self.prompt_tokens(prompt)
         if grads and len(ids) < 2:
             raise NoTargetError(
                 f"a loss needs at least 2 tokens (each position predicts the next one); this prompt has {len(ids)}"
             )
+        runner = edited(self, plan_edits(self, len(ids), edits)) if edits else self
         tokens = np.asarray(ids, dtype=np.intp)
         recording = Recording.start(stop)
-        self.forward(tokens, hook=recording.__setitem__)
+        runner.forward(tokens, hook=recording.__setitem__)
         trace = Trace(ids, recording.activations(), self.steps, self.config, self.tokenizer, dropped)
+        trace.edits = tuple(edits)
+        trace.kept = {name: keep for name, (keep, _) in runner.edit_plan.keep.items()}
+        trace.dropped_adds = frozenset(runner.edit_plan.dropped)
         if grads:
-            self._add_backward(trace)
+            runner._add_backward(trace)
         return trace
 
     def _add_backward(self, trace: Trace) -> None:
@@ -261,7 +278,7 @@ class GPT:
         def keep(name: str, value: np.ndarray) -> None:
             gradients[name + "_grad"] = value
 
-        trace.param_grads = backward(self, tokens, trace.activations, d_logits, keep)
+        trace.param_grads = backward(self, tokens, trace.activations, d_logits, keep, self.edit_plan)
         trace.grads, trace.losses = gradients, losses
 
     # -- one token more, through the KV cache --------------------------------------------------
@@ -294,6 +311,8 @@ class GPT:
         (one row or many take other BLAS kernels); with gradients when `trace` has them (the backward pass
         runs over every position: a new token changes the loss of none before it, but adds one more)."""
         refusal = self.extend_refusal(trace)
+        if trace.edits:  # the new position would meet the clean model's keys, not the edited one's
+            raise ValueError("cannot extend an edited trace through the KV cache: run the longer prompt with the edits")
         if refusal is not None:
             raise ValueError(f"cannot extend this trace through the KV cache: {refusal}")
         ids, _ = self.prompt_tokens([*trace.tokens, token])

@@ -28,6 +28,7 @@ from model.backward import (
     unembed_backward,
 )
 from model.hooks import Hook, Recording, no_hook, scoped
+from model.interventions import NO_EDITS, EditPlan, frozen_layer_norm_backward
 
 if TYPE_CHECKING:
     from model.gpt import GPT
@@ -43,10 +44,18 @@ def record_forward(gpt: GPT, tokens: np.ndarray) -> tuple[np.ndarray, Activation
     return logits, recording.activations()
 
 
-def backward(gpt: GPT, tokens: np.ndarray, acts: Activations, d_logits: np.ndarray, hook: Hook = no_hook) -> Grads:
+def backward(
+    gpt: GPT,
+    tokens: np.ndarray,
+    acts: Activations,
+    d_logits: np.ndarray,
+    hook: Hook = no_hook,
+    edits: EditPlan = NO_EDITS,
+) -> Grads:
     """∂L/∂θ for every parameter from ∂L/∂logits and the forward's activations; ∂L/∂a to `hook`.
 
-    The order mirrors `GPT.forward`: logits = unembed(LN_final(blocks(embed + positions))).
+    The order mirrors `GPT.forward`: logits = unembed(LN_final(blocks(embed + positions))). With `edits`
+    (model/interventions.py), it goes back through the edited graph the forward ran.
     """
     cfg, p = gpt.config, gpt.params
     grads: dict[str, np.ndarray] = {}
@@ -55,11 +64,11 @@ def backward(gpt: GPT, tokens: np.ndarray, acts: Activations, d_logits: np.ndarr
     d_x, d_wte_unembed = unembed_backward(d_logits, acts[last], p["wte"])
     if cfg.has_final_norm:
         hook("ln_final.hook_normalized", d_x)
-        d_x = _layer_norm_backward(gpt, "ln_final", d_x, acts, grads, scoped(hook, "ln_final."))
+        d_x = _layer_norm_backward(gpt, "ln_final", d_x, acts, grads, scoped(hook, "ln_final."), edits)
 
     rope_pe = gpt.position_rows(0, tokens.shape[-1]) if cfg.positional == "rope" else None
     for i in reversed(range(cfg.n_layers)):
-        d_x = block_backward(gpt, i, d_x, rope_pe, acts, grads, scoped(hook, f"blocks.{i}."))
+        d_x = block_backward(gpt, i, d_x, rope_pe, acts, grads, scoped(hook, f"blocks.{i}."), edits)
 
     hook("hook_embed", d_x)  # x = W_E[token] + PE[pos]: both receive ∂L/∂x whole
     if cfg.positional in ("sinusoidal", "learned"):
@@ -72,7 +81,14 @@ def backward(gpt: GPT, tokens: np.ndarray, acts: Activations, d_logits: np.ndarr
 
 
 def block_backward(
-    gpt: GPT, i: int, d_x: np.ndarray, rope_pe: np.ndarray | None, acts: Activations, grads: Grads, hook: Hook
+    gpt: GPT,
+    i: int,
+    d_x: np.ndarray,
+    rope_pe: np.ndarray | None,
+    acts: Activations,
+    grads: Grads,
+    hook: Hook,
+    edits: EditPlan = NO_EDITS,
 ) -> np.ndarray:
     """Back through block i: the MLP's sublayer, then attention's. `d_x` is ∂L/∂(the block's output)."""
     p, b = gpt.params, f"blocks.{i}."
@@ -91,6 +107,7 @@ def block_backward(
             p[b + "attn.w_out"],
             rope_pe,
             scoped(hook, "attn."),
+            edits.keep.get(b + "attn.hook_z", (None,))[0],
         )
         grads.update(zip([b + "attn." + w for w in ("w_qkv", "b_qkv", "w_out", "b_out")], weight_grads, strict=True))
         return d_h
@@ -104,11 +121,13 @@ def block_backward(
         return d_h
 
     hook("hook_resid_post", d_x)
-    d_x = sublayer_backward(gpt, i, "mlp", "ln2", feed_forward_backward, d_x, acts, grads, hook)
+    d_x = edits.back(b + "hook_resid_post", d_x)
+    d_x = sublayer_backward(gpt, i, "mlp", "ln2", feed_forward_backward, d_x, acts, grads, hook, edits)
     hook("hook_resid_mid", d_x)
-    d_x = sublayer_backward(gpt, i, "attn", "ln1", attend_backward, d_x, acts, grads, hook)
+    d_x = edits.back(b + "hook_resid_mid", d_x)
+    d_x = sublayer_backward(gpt, i, "attn", "ln1", attend_backward, d_x, acts, grads, hook, edits)
     hook("hook_resid_pre", d_x)
-    return d_x
+    return edits.back(b + "hook_resid_pre", d_x)
 
 
 def sublayer_backward(
@@ -121,6 +140,7 @@ def sublayer_backward(
     acts: Activations,
     grads: Grads,
     hook: Hook,
+    edits: EditPlan = NO_EDITS,
 ) -> np.ndarray:
     """Back through `GPT.sublayer`. For y = x + F(x) the sum hands ∂L/∂y to x unchanged — the
     gradient highway — and F's own path adds to it:
@@ -134,25 +154,35 @@ def sublayer_backward(
     d_sum = d_y
     if cfg.norm == "post":  # y = LN(x + F(x)): first back through the norm
         hook(f"{ln}.hook_normalized", d_y)
-        d_sum = _layer_norm_backward(gpt, b + ln, d_y, acts, grads, scoped(hook, ln + "."))
+        d_sum = _layer_norm_backward(gpt, b + ln, d_y, acts, grads, scoped(hook, ln + "."), edits)
         if cfg.residual:
             hook(f"hook_{name}_add", d_sum)
     hook(f"hook_{name}_out", d_sum)
+    d_out = edits.back(f"{b}hook_{name}_out", d_sum)
     if cfg.norm == "pre":  # y = x + F(LN(x))
-        d_h = f_backward(d_sum, acts[f"{b}{ln}.hook_normalized"])
+        d_h = f_backward(d_out, acts[f"{b}{ln}.hook_normalized"])
         hook(f"{ln}.hook_normalized", d_h)
-        d_through_f = _layer_norm_backward(gpt, b + ln, d_h, acts, grads, scoped(hook, ln + "."))
+        d_through_f = _layer_norm_backward(gpt, b + ln, d_h, acts, grads, scoped(hook, ln + "."), edits)
     else:
-        d_through_f = f_backward(d_sum, acts[stream])
-    return d_sum + d_through_f if cfg.residual else d_through_f
+        d_through_f = f_backward(d_out, acts[stream])
+    residual = cfg.residual and (i, name) not in edits.dropped
+    return d_sum + d_through_f if residual else d_through_f
 
 
 def _layer_norm_backward(
-    gpt: GPT, name: str, d_y: np.ndarray, acts: Activations, grads: Grads, hook: Hook
+    gpt: GPT, name: str, d_y: np.ndarray, acts: Activations, grads: Grads, hook: Hook, edits: EditPlan = NO_EDITS
 ) -> np.ndarray:
-    d_x, grads[name + ".g"], grads[name + ".b"] = layer_norm_backward(
-        d_y, acts[name + ".hook_xhat"], acts[name + ".hook_scale"], gpt.params[name + ".g"], hook
-    )
+    x_hat, scale = acts[name + ".hook_xhat"], acts[name + ".hook_scale"]
+    frozen = edits.norms.get(name)
+    if frozen is None:
+        d_x, grads[name + ".g"], grads[name + ".b"] = layer_norm_backward(
+            d_y, x_hat, scale, gpt.params[name + ".g"], hook
+        )
+        return d_x
+    d_x, d_gamma, d_beta = frozen_layer_norm_backward(d_y, x_hat, scale, frozen.gamma, hook)
+    if frozen.identity:  # LN(x) = x: γ and β are not in the graph
+        d_gamma, d_beta = np.zeros_like(d_gamma), np.zeros_like(d_beta)
+    grads[name + ".g"], grads[name + ".b"] = d_gamma, d_beta
     return d_x
 
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from model.attention import softmax
 from model.config import GPTConfig
 from model.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from model.interventions import Edit
 
 STEP_KINDS = ("embed", "norm", "attention", "residual", "mlp", "unembed")
 
@@ -94,6 +98,11 @@ class Trace:
     position has no target), `loss` their mean, `trace[name + "_grad"]` = ∂loss/∂(that activation)
     as TransformerLens' backward cache names it (`blocks.0.hook_resid_pre_grad`), and `param_grads`,
     ∂loss/∂θ for every parameter by its name.
+
+    `edits` are the interventions the run was made with (`GPT.run(prompt, edits=…)`); empty for the
+    model as trained. What they did to the graph, for reading the gradients: `kept[name]`, the share m of
+    the model's own value an edit kept at that hook (a' = m ⊙ a + c), and `dropped_adds`, the residual
+    adds taken out, as (block, "attn" | "mlp").
     """
 
     tokens: list[int]
@@ -106,6 +115,9 @@ class Trace:
     grads: dict[str, np.ndarray] = field(default_factory=dict)
     param_grads: dict[str, np.ndarray] = field(default_factory=dict)
     losses: np.ndarray | None = None
+    edits: tuple[Edit, ...] = ()
+    kept: dict[str, np.ndarray] = field(default_factory=dict)
+    dropped_adds: frozenset[tuple[int, str]] = frozenset()
 
     def __post_init__(self) -> None:
         self.pieces = [self.tokenizer.piece(token) for token in self.tokens]
@@ -146,15 +158,28 @@ class Trace:
 
         read from the recorded gradients of the step's output (y) and input (x, the stream before
         the sublayer, which only the sum and F read). Needs a `residual` step of a trace with grads.
+
+        In an edited run, an edit at y passes on m ⊙ ∂L/∂y (`kept`), and an add taken out
+        (`dropped_adds`) has no identity path: all of ∂L/∂x goes through F.
         """
         if step.kind != "residual":
             raise ValueError(f"{step.name} is a {step.kind} step, not a residual add")
         identity, total = self[step.out_hook + "_grad"], self[step.in_hook + "_grad"]
+        if step.out_hook in self.kept:
+            identity = self.kept[step.out_hook] * identity
+        if (step.block, step.name.rsplit(".", 1)[-1].removesuffix("_add")) in self.dropped_adds:
+            identity = np.zeros_like(total)
         return identity, total - identity, total
 
     def param_grad_norms(self) -> dict[str, float]:
         """‖∂L/∂θ‖ for every parameter tensor, by name."""
         return {name: float(np.linalg.norm(g.astype(np.float64))) for name, g in self.param_grads.items()}
+
+    def __repr__(self) -> str:
+        edited = f", {len(self.edits)} edits" if self.edits else ""
+        return (
+            f"Trace({''.join(self.pieces)!r}, {len(self.tokens)} tokens, {len(self.activations)} activations{edited})"
+        )
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.activations)

@@ -54,6 +54,15 @@ def test_quick_run_prints_one_row_per_figure() -> None:
     assert any("typing a character" in row for row in cpu) and any("step key" in row for row in cpu)
 
 
+def test_patching_rows_time_both_grids_against_one_run_per_cell() -> None:
+    rows = quick_rows("patching")
+    assert [cells[0] for cells in rows] == [
+        "patching grid (block × position at hook_resid_pre), tiny, 8 tokens",
+        "patching grid (block × head × position at hook_z), tiny, 8 tokens",
+    ]
+    assert all(cells[2].startswith("one edited run per cell") and cells[4] == "median ≤ 100 ms" for cells in rows)
+
+
 def test_crowd_rows_start_and_type_into_three_tutors() -> None:
     rows = quick_rows("crowd")
     assert [cells[0].split(":")[0] for cells in rows] == [

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tutor.bench.measure import median, spread_text
 
-GROUPS = ("forward", "gpt2", "peer", "trace", "train", "keys", "echo", "terminal", "crowd")
+GROUPS = ("forward", "gpt2", "peer", "trace", "patching", "train", "keys", "echo", "terminal", "crowd")
 MS, MB, KB = 1e-3, 1e6, 1e3
 RATIOS = "ratio: ours ÷ reference, of the medians for timed rows (best, median and p95 are printed beside)"
 
@@ -161,6 +161,27 @@ def trace_rows(repeats: int) -> list[Row]:
                 ratio,
                 "ratio ≤ 3.0" if n == 32 else "",
                 ratio <= 3.0 if n == 32 else None,
+            )
+        )
+    return rows
+
+
+def patching_rows(repeats: int) -> list[Row]:
+    import model
+    from tutor.bench.speed import patching_against_one_run_per_cell
+
+    gpt = model.load("tiny")
+    rows = []
+    for heads, what in ((False, "block × position at hook_resid_pre"), (True, "block × head × position at hook_z")):
+        pair = patching_against_one_run_per_cell(gpt, 8, repeats, heads)
+        rows.append(
+            Row(
+                f"patching grid ({what}), tiny, 8 tokens",
+                spread_text(pair.ours_times, MS, 1),
+                f"one edited run per cell {spread_text(pair.reference_times, MS, 1)}",
+                pair.ours / pair.reference,
+                "median ≤ 100 ms",
+                pair.ours <= 100 * MS,
             )
         )
     return rows
@@ -415,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         "gpt2": lambda: gpt2_rows(1 if quick else 15),
         "peer": lambda: peer_rows(2 if quick else 20),
         "trace": lambda: trace_rows(5 if quick else 300),
+        "patching": lambda: patching_rows(3 if quick else 50),
         "train": lambda: train_rows(2 if quick else 20),
         "keys": lambda: key_rows(quick),
         "echo": lambda: echo_rows(quick),

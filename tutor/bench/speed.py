@@ -73,6 +73,34 @@ def backward_against_forward(gpt: GPT, n_tokens: int, repeats: int) -> Pair:
     return alternate(lambda: gpt.run(ids, grads=True), lambda: gpt.run(ids), repeats)
 
 
+def patching_against_one_run_per_cell(gpt: GPT, n_tokens: int, repeats: int, heads: bool) -> Pair:
+    """A patching grid (`model.patching`: every block × position at hook_resid_pre, or × head at hook_z) against
+    the same grid made the plain way, one `gpt.run(corrupted, edits=[Patch(…)])` per cell; both from the clean
+    and corrupted traces, which a learner's screen already has."""
+    from model.interventions import Patch
+    from model.patching import head_grid, patched_difference, resid_pre_grid
+
+    rng = np.random.default_rng(n_tokens)
+    clean_ids = rng.integers(0, gpt.config.vocab_size, n_tokens).tolist()
+    corrupted_ids = [clean_ids[1], clean_ids[0], *clean_ids[2:]]  # two tokens swapped, as 猫追狗 and 狗追猫
+    clean, corrupted = gpt.run(clean_ids), gpt.run(corrupted_ids)
+    answer, wrong = clean_ids[0], clean_ids[1]
+    grid = head_grid if heads else resid_pre_grid
+    hooks = [f"blocks.{i}.{'attn.hook_z' if heads else 'hook_resid_pre'}" for i in range(gpt.config.n_layers)]
+    cells = [
+        (hook, p, h)
+        for hook in hooks
+        for p in range(n_tokens)
+        for h in (range(gpt.config.n_heads) if heads else [None])
+    ]
+
+    def one_run_per_cell() -> None:
+        for hook, p, h in cells:
+            patched_difference(gpt, corrupted, Patch(hook, clean, (p,), h), answer, wrong)
+
+    return alternate(lambda: grid(gpt, clean, corrupted, answer, wrong), one_run_per_cell, repeats, warmup=1)
+
+
 def training_against_torch(batch: int, steps: int) -> Pair:
     """Seconds per training step (forward, backward, clipping, AdamW), `tiny`'s shape, batch × 64 tokens."""
     import torch
