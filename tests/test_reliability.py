@@ -288,11 +288,11 @@ async def test_broken_lessons_show_warnings_and_the_app_goes_on(tmp_path: Path, 
 
 
 def test_tutor_lessons_without_a_content_folder(tmp_path: Path, monkeypatch, capsys) -> None:
-    import tutor.lessons.parse
+    import tutor.lessons.course
     from tutor.commands.lessons import run_lessons
 
-    monkeypatch.setattr(tutor.lessons.parse, "content_dir", lambda: tmp_path / "no-content")
-    assert run_lessons("en", check=False) == 1
+    monkeypatch.setattr(tutor.lessons.course, "content_dir", lambda: tmp_path / "no-content")
+    assert run_lessons("en") == 1
     assert "no lessons" in capsys.readouterr().out
 
 
