@@ -472,7 +472,7 @@ def test_an_app_that_crashed_or_could_not_save_exits_non_zero(
     monkeypatch.setattr(tutor.app, "TutorApp", EndedApp)
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    assert app_command.run(argparse.Namespace(model=None, lang="en")) == 1
+    assert app_command.run(argparse.Namespace(model=None, lang="en", lessons=None)) == 1
     if ending == "progress not saved":
         assert capsys.readouterr().err.count("\n") == 1
 
