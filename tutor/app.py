@@ -29,6 +29,7 @@ from textual.timer import Timer
 import model
 from model import GPT
 from tutor.catalogue import EXPERIMENTS, MODEL_VARIANTS, experiment_title
+from tutor.edits import patch_edit, step_edit
 from tutor.i18n import Words, other_language, pick, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH
 from tutor.lessons.answers import lesson_answers
@@ -63,11 +64,39 @@ WORDS: dict[str, Words] = {  # key: (en, zh)
     "model_command": ("Model: {name} — {what}", "模型: {name} — {what}"),
     "step_command": ("Step {n}: {step}", "步骤 {n}: {step}"),
     "backward_command": ("Backward pass: step back from the loss", "反向传播：从损失往回走"),
+    "edit_command": ("What if: {edit}", "假如：{edit}"),
+    "undo_command": ("Take back: {edit}", "撤回：{edit}"),
+    "patch_command": ("What if: patch this point from another prompt", "假如：用另一个提示词替换这一点的值"),
+    "clear_command": ("Take back every edit: the model as trained", "撤回所有改动：回到训练好的模型"),
     "not_done": (
         "Not marked done: read the lesson to its end, or pass its quick check (F10).",
         "本课还没有标记为完成：读到课文末尾，或者通过小测验（F10）。",
     ),
 }
+
+
+def what_if_commands(screen: MainScreen, lang: str) -> Iterator[tuple[str, Any, str]]:
+    """The palette's edits: take out the piece at the step on screen (or put it back), patch its point from
+    another prompt, take back one edit or all."""
+    step = screen.place.step
+    edit = step_edit(step, screen.place.head) if step is not None else None
+    if edit is not None:
+        undo = edit in screen.place.edits
+        yield (
+            pick(WORDS, "undo_command" if undo else "edit_command", lang, edit=edit.words(lang)),
+            screen.action_edit_step,
+            "alt+x",
+        )
+    if step is not None and patch_edit(step, screen.place.head, screen.place.token, "?") is not None:
+        yield (pick(WORDS, "patch_command", lang), screen.action_patch_point, "alt+p")
+    for index, asked in enumerate(screen.place.edits):
+        yield (
+            pick(WORDS, "undo_command", lang, edit=asked.words(lang)),
+            lambda i=index: screen.action_remove_edit(i),
+            f"alt+{index + 1}",
+        )
+    if screen.place.edits:
+        yield (pick(WORDS, "clear_command", lang), screen.action_clear_edits, "alt+X")
 
 
 class TutorCommands(Provider):
@@ -98,6 +127,7 @@ class TutorCommands(Provider):
         for label, href in app.practice_items():
             yield (label, lambda h=href: app.follow_now(h), "F10")
         yield (pick(WORDS, "backward_command", lang), screen.action_turn, "^r")
+        yield from what_if_commands(screen, lang)
         yield ("中文 / English", app.action_toggle_language, "F5")
         everything = app.progress.last.get("everything") is True
         yield (

@@ -28,7 +28,8 @@ class Sampled:
     top_k: int | None
     computed: int  # positions the model computed for it: 1 through the KV cache, else the whole prompt
     kept: int  # positions kept from the pass before (the KV cache); 0 for a full pass
-    full_reason: str | None = None  # why not the KV cache: "not_causal", "context_full", "retokenized", "empty"
+    full_reason: str | None = None  # why not the KV cache: "not_causal", "context_full", "retokenized", "empty",
+    # "edited"
     run: tuple[int, int] | None = None  # (i, n): the i-th of n tokens generated in a row
     backward: bool = False  # the pass has its gradients: the backward pass ran over every position
 

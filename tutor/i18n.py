@@ -258,6 +258,11 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
         "the context is full: the window slides, every position moves",
         "上下文已满，窗口一滑动，每个位置都变了",
     ),
+    "clean_run": ("clean", "原样"),
+    "kv_why_edited": (
+        "the model is edited, and the cache would run the new token through the clean one",
+        "模型被改动过，而缓存会让新词元走没改动的模型",
+    ),
     "kv_why_retokenized": (
         "the text with the new token is cut into other tokens",
         "接上新词元后，整段文本切出的词元变了",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from model import GPT, Step, Trace
 from tutor.draw_settings import TEMPERATURES, TOP_KS, Sampled, Sampling
+from tutor.edits import MAX_EDITS, Edit, EditedRun
 from tutor.lessons.parse import Lesson
 from tutor.reach import EVERYTHING, Reach
 from tutor.view import BACKWARD, FORWARD, View
@@ -36,6 +37,8 @@ class Place:
     lesson_position: str = ""  # of the lesson shown: "2/9"
     sampling: Sampling = field(default_factory=Sampling)  # temperature, top-k, seed, the last token drawn
     reach: Reach = EVERYTHING  # what the lessons opened so far have explained (tutor/reach.py)
+    edits: tuple[Edit, ...] = ()  # what if? the edits asked of the model (tutor/edits.py); a pass runs with them
+    edited: EditedRun | None = None  # the trace on screen is an edited run: its clean twin, the edits that fit
 
     # -- what is shown ----------------------------------------------------------------------------
 
@@ -64,6 +67,7 @@ class Place:
             self.direction,
             self.sampling,
             self.reach,
+            edited=self.edited,
         )
 
     # -- the model and its passes -------------------------------------------------------------------
@@ -74,7 +78,9 @@ class Place:
         self.trace = None
         self.head = 0
 
-    def receive(self, trace: Trace, prompt: str, sampled: Sampled | None = None) -> str | None:
+    def receive(
+        self, trace: Trace, prompt: str, sampled: Sampled | None = None, edited: EditedRun | None = None
+    ) -> str | None:
         """A pass of `prompt` on the model shown has come: take it, keeping step, token and head valid.
 
         A cursor on the last token stays on the last token as the prompt grows; a pending step or
@@ -84,7 +90,7 @@ class Place:
         was_at_end = old is None or self.token >= self._end(len(old.tokens)) or sampled is not None
         last = sampled if sampled is not None else (self.sampling.last if prompt == self.prompt else None)
         self.sampling = replace(self.sampling, last=last)  # a typed prompt's last token was not drawn
-        self.trace, self.prompt = trace, prompt
+        self.trace, self.prompt, self.edited = trace, prompt, edited
         n = len(trace.tokens)
         self.token = self._end(n) if was_at_end else min(self.token, max(0, n - 1))
         self.step_index = min(self.step_index, len(trace.steps) - 1)
@@ -258,6 +264,32 @@ class Place:
         going = self.sampling.generating is not None
         self.sampling = replace(self.sampling, generating=None)
         return going
+
+    # -- what if? ------------------------------------------------------------------------------------
+
+    def toggle_edit(self, edit: Edit) -> bool | None:
+        """`edit` added (True), or taken back if it is there already (False); None: the list is full. The pass
+        on screen is of the old list until the next one comes."""
+        if edit in self.edits:
+            self.edits = tuple(e for e in self.edits if e != edit)
+            return False
+        if len(self.edits) >= MAX_EDITS:
+            return None
+        self.edits = (*self.edits, edit)
+        return True
+
+    def remove_edit(self, index: int) -> bool:
+        """Edit `index` (0-based) taken back; False when there is none."""
+        if not 0 <= index < len(self.edits):
+            return False
+        self.edits = self.edits[:index] + self.edits[index + 1 :]
+        return True
+
+    def clear_edits(self) -> bool:
+        """Every edit taken back: the clean model again. False when there were none."""
+        had = bool(self.edits)
+        self.edits = ()
+        return had
 
     # -- a link's `show` ----------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from tutor.draw_settings import Sampling
 from tutor.reach import EVERYTHING, Reach
 
 if TYPE_CHECKING:
+    from tutor.edits import EditedRun
     from tutor.lens import LensRow
 
 FORWARD, BACKWARD = "forward", "backward"  # the directions the step bar can run in
@@ -31,6 +32,7 @@ class View:
     sampling: Sampling = field(default_factory=Sampling)  # the next-token panel's temperature, top-k, seed, last draw
     reach: Reach = EVERYTHING  # the details the lessons have explained so far (tutor/reach.py)
     lens: list[LensRow] | None = None  # the cursor token's logit lens, when the screen has it (tutor/lens.py)
+    edited: EditedRun | None = None  # `trace` is an edited run: its clean twin, for the differences (tutor/edits.py)
 
     @property
     def backward(self) -> bool:

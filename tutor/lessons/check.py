@@ -350,6 +350,28 @@ def _prompt_problems(prompt: str) -> Iterator[str]:
         )
 
 
+def _edit_problems(text: str, variant: str, prompt: str) -> Iterator[str]:
+    """What is wrong with a show link's `edit=`: what cannot be read, and each edit that does not fit the link's
+    model and prompt (checked as the app runs them: on the shipped weights, a patch's other prompt run)."""
+    import model
+    from tutor.edits import EditWordsError, model_edits, parse_edits
+
+    try:
+        edits = parse_edits(text)
+    except EditWordsError as error:
+        yield f"edit: {error}"
+        return
+    try:
+        gpt = model.load(variant)
+    except model.WeightsError as error:
+        yield f"edit: cannot check on model '{variant}': {error}"
+        return
+    n_tokens = len(gpt.prompt_tokens(prompt)[0])
+    _, unfit = model_edits(gpt, edits, n_tokens, gpt.run)
+    for edit, why in unfit:
+        yield f"edit {edit.link()} does not fit model '{variant}' and prompt '{prompt}': {why}"
+
+
 def headings_in(lesson: Lesson) -> list[Heading]:
     """The Markdown headings of the lesson body, outside fenced blocks, with file lines."""
     headings: list[Heading] = []
@@ -467,6 +489,9 @@ def _check_links(lesson: Lesson, siblings: dict[str, Lesson]) -> Iterator[str]:
                 yield f"{where}: head must be a number from 0 to {facts.n_heads - 1}, got '{params['head']}'"
             if params.get("direction", "forward") not in ("forward", "backward"):
                 yield f"{where}: direction must be forward or backward, got '{params['direction']}'"
+            if "edit" in params and variant in MODEL_VARIANTS:
+                prompt = params.get("prompt", lesson.prompt)
+                yield from (f"{where}: {message}" for message in _edit_problems(params["edit"], variant, prompt))
             if "token" in params:
                 n_tokens = len(facts.encode(params.get("prompt", lesson.prompt)))
                 if not _index_below(params["token"], n_tokens):

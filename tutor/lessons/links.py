@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 SCHEME = "tutor"
-SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token", "direction")
+SHOW_KEYS = ("prompt", "step", "panel", "model", "head", "token", "direction", "edit")  # edit: tutor/edits.py
 ACTIONS: dict[str, tuple[str, ...]] = {  # action → the query keys it accepts
     "show": SHOW_KEYS,
     "lesson": ("id", "heading"),

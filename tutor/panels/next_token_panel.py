@@ -44,6 +44,11 @@ def percent(p: float) -> str:
     return f"{p:.1%}" if p > 0 else "0"
 
 
+def points_change(delta: float) -> str:
+    """A change of probability in percentage points: "+4.2", "−0.1"."""
+    return f"{delta * 100:+.1f}".replace("-", "−")
+
+
 def temperature_text(temperature: float) -> str:
     return f"{temperature:g}"
 
@@ -167,14 +172,19 @@ class NextTokenPanel(LiveStatic):
             Column(headers[3], "right"),
             Column(headers[4], "right"),
         ]
+        if view.edited is not None:  # an edited run: the clean model's p beside, and the change in points
+            clean = sampling_probs(view.edited.clean.logits[view.token], 1.0)
+            for cells, (token, _, raw, _) in zip(numbers, rows, strict=True):
+                cells += [percent(float(clean[token])), points_change(raw - float(clean[token]))]
+            columns += [Column(t("clean_run", lang), "right"), Column("Δ", "right")]
         plain = text_table(columns, numbers)
         bar = min(MAX_BAR, (width - max(line.cell_len for line in plain) - 2 * GAP) // 2)
         if bar < MIN_BAR:  # a narrow window: the numbers alone
             table = plain
         else:
-            columns = [*columns[:3], Column(), columns[3], Column(), columns[4]]
+            columns = [*columns[:3], Column(), columns[3], Column(), *columns[4:]]
             with_bars = [
-                [*cells[:3], probability_bar(raw, bar), cells[3], probability_bar(p, bar), cells[4]]
+                [*cells[:3], probability_bar(raw, bar), cells[3], probability_bar(p, bar), *cells[4:]]
                 for cells, (_, _, raw, p) in zip(numbers, rows, strict=True)
             ]
             table = text_table(columns, with_bars)

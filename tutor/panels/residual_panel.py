@@ -31,6 +31,13 @@ def norm_text(value: float, width: int = 7, most: int = 2) -> str:
     return f"{value:.1e}"
 
 
+def signed_change(delta: float, grads: bool) -> str:
+    """An edited run's ‖x‖ less the clean run's, signed (a gradient's in its own format)."""
+    if grads:
+        return ("+" if delta >= 0 else "−") + grad_text(abs(delta)).strip()
+    return f"{delta:+.2f}".replace("-", "−")
+
+
 def bar_fraction(value: float, top: float, low: float, log: bool) -> float:
     """How much of the bar `value` fills: linear (value/top), or on a log scale from `low`/2 to `top`."""
     if not log:
@@ -72,6 +79,14 @@ class ResidualPanel(LiveStatic):
             [np.linalg.norm(trace[p.hook + suffix].astype(np.float64), axis=-1) for p in points]
         )
         reached, current = reached_points(points, view)
+        clean = view.edited.clean if view.edited is not None else None  # an edited run: the clean one beside it
+        if clean is not None and self.grads and not clean.has_grads:
+            clean = None
+        clean_norms = (
+            None
+            if clean is None
+            else np.array([np.linalg.norm(clean[p.hook + suffix][view.token].astype(np.float64)) for p in points])
+        )
         top = float(norms.max()) or 1.0
         positive = norms[norms > 0]  # a gradient is exactly 0 at a token nothing is scored on: not the scale's floor
         low = max(float(positive.min()) if positive.size else top, 1e-12)
@@ -86,7 +101,7 @@ class ResidualPanel(LiveStatic):
             return min(TOKEN_COLUMN, max(headers[pos].cell_len, *(len(v) for v in texts[pos])))
 
         # marker, label, then the bar and its number, each column with a gap of two
-        fixed = 1 + 2 + max(cell_len(label) for label in labels) + 2 + 8
+        fixed = 1 + 2 + max(cell_len(label) for label in labels) + 2 + 8 + (18 if clean_norms is not None else 0)
         room = self.available_width - fixed
         n_shown = min(view.n_tokens, MAX_TOKENS)
         while True:
@@ -101,6 +116,11 @@ class ResidualPanel(LiveStatic):
             Column(min_width=1),
             Column(),
             Column(f"{'‖∂L/∂x‖' if self.grads else '‖x‖'} [{view.token}]" + (" (log)" if log else "")),
+            *(
+                [Column(t("clean_run", lang), justify="right"), Column("Δ", justify="right")]
+                if clean_norms is not None
+                else []
+            ),
             *(Column(headers[pos], justify="right", max_width=column_width(pos)) for pos in shown),
         ]
         rows = []
@@ -116,6 +136,14 @@ class ResidualPanel(LiveStatic):
                     Text(
                         f"{bar:<{bar_width}} {value_text(value):>7}",
                         style="dim" if future else "cyan",
+                    ),
+                    *(
+                        [
+                            Text(value_text(float(clean_norms[i])), style=row_style),
+                            Text(signed_change(value - float(clean_norms[i]), self.grads), style=row_style),
+                        ]
+                        if clean_norms is not None
+                        else []
                     ),
                     *(Text(texts[pos][i], style="reverse" if pos == view.token else row_style) for pos in shown),
                 ]

@@ -11,6 +11,7 @@ from textual.screen import Screen
 import model
 from model import GPT
 from tutor.catalogue import MODEL_VARIANTS, PANELS
+from tutor.edits import EditWordsError, parse_edits
 from tutor.i18n import pick, t
 from tutor.layout import Layout
 from tutor.lessons.answers import is_answer_link
@@ -154,9 +155,10 @@ class Course(Screen[None]):
 
     def show_link(self, params: Mapping[str, str]) -> None:
         """What a `tutor:show?…` link asks (the app follows every link; this part is the screen's): the model,
-        the direction, step, token and head, the panel, then the prompt."""
+        the edits, the direction, step, token and head, the panel, then the prompt."""
         if "model" in params:
             self.switch_model(params["model"], from_lesson=True)
+        edits_changed = self.link_edits(params) if {"edit", "prompt", "model"} & params.keys() else False
         missing = self.place.show(params)  # direction, step, token, head (a step of a prompt still coming waits)
         if missing is not None:
             self.no_such_step(missing)
@@ -166,11 +168,26 @@ class Course(Screen[None]):
             self.query_one("#panels", PanelSwitcher).active = params["panel"]
         if "prompt" in params:  # last: a quick model's trace comes at once, and takes the step and token above
             self.set_prompt(params["prompt"])
+        elif edits_changed:
+            self.edits_changed()  # the pass again, with the link's edits (and its gradients if they are shown)
         else:
             self.ensure_grads()  # backwards now, or the gradient panel: the pass with its gradients
         self.refresh_panels()
         if self.lesson_only():  # the panels it changed are behind the lesson
             self.notify(t("f3_shows_it", self.lang), timeout=3)
+
+    def link_edits(self, params: Mapping[str, str]) -> bool:
+        """A link that sets up a scene (a prompt, a model or `edit=`) brings its own edits, none if it names none;
+        True when they differ from the ones before. An `edit=` the app cannot read is a notice, and no edits."""
+        try:
+            edits = parse_edits(params.get("edit", "none"))
+        except EditWordsError as error:
+            self.notify(str(error), severity="warning", markup=False)
+            edits = ()
+        if edits == self.place.edits:
+            return False
+        self.place.edits = edits
+        return True
 
     def action_lessons(self) -> None:
         self.host.action_lessons()

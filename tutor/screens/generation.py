@@ -51,10 +51,16 @@ class Generation(Screen[None]):
         raw = float(model.sampling_probs(logits, 1.0)[token])
         p = float(model.sampling_probs(logits, settings.temperature, settings.top_k)[token])
         text, reason = appended(gpt, trace, prompt, token)  # reason: why not the KV cache (None: it serves)
-        grads = self.needs_grads()
+        if reason is None and self.place.edits:
+            reason = "edited"  # the cache holds the edited run's keys, but `extend` runs the clean model
+        grads, edits = self.needs_grads(), self.place.edits
 
         def compute(stop: Stop) -> Ready:
-            longer = gpt.extend(trace, token) if reason is None else self.run_pass(gpt, text, grads, stop)
+            edited = None
+            if reason is None:
+                longer = gpt.extend(trace, token)
+            else:
+                longer, edited = self.run_pass(gpt, text, grads, stop, edits)
             sampled = Sampled(
                 number,
                 token,
@@ -69,7 +75,7 @@ class Generation(Screen[None]):
                 run=run,
                 backward=longer.has_grads,
             )
-            return text, gpt, longer, sampled
+            return text, gpt, longer, sampled, edited
 
         self.sample_text = text
         box = self.query_one("#prompt", Input)

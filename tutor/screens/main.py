@@ -2,7 +2,7 @@
 
 A shell: a key moves the `Place` (where the learner is), the pass comes through one runner, the `View` is
 drawn by each panel's `show(view)`. Its parts, each a module: the passes (passes.py), the moves through the
-pass (stepping.py), sampling (generation.py), lessons, links and models (course.py); the window's
+pass (stepping.py), sampling (generation.py), lessons, links and models (course.py), edits (what_if.py); the window's
 layout is one record (tutor/layout.py), the logit lens is read outside the panels (tutor/lens.py)."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from tutor.host import Host
 from tutor.i18n import LANGUAGE_NAMES, say, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH, Layout
 from tutor.lens import LensReadings
+from tutor.panels.edits_bar import EditsBar
 from tutor.panels.next_token_panel import NextTokenPanel
 from tutor.panels.panes import drawn_by, tab_panes
 from tutor.panels.residual_panel import ResidualPanel
@@ -39,6 +40,7 @@ from tutor.screens.generation import GENERATE_PAUSE, Generation
 from tutor.screens.main_keys import FOOTER, MAIN_KEYS, TURN_FORWARD
 from tutor.screens.passes import Passes, Ready
 from tutor.screens.stepping import Stepping
+from tutor.screens.what_if import WhatIf
 from tutor.view import View
 from tutor.widgets.footer import TutorFooter
 from tutor.widgets.lesson_view import LessonView
@@ -57,7 +59,7 @@ def page(widget: Widget, delta: int) -> None:
         widget.scroll_page_up(animate=False)
 
 
-class MainScreen(Passes, Generation, Stepping, Course):
+class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
     BINDINGS = MAIN_KEYS
 
     def __init__(self, gpt: GPT, lang: str) -> None:
@@ -103,6 +105,7 @@ class MainScreen(Passes, Generation, Stepping, Course):
                 yield TokenStrip(id="tokens")
                 yield StepBar(id="stepbar")
                 yield StepInfo(id="stepinfo")
+                yield EditsBar(id="edits")
                 yield PanelSwitcher(self.panel_labels(), *tab_panes(), id="panels")  # the catalogue's tabs
             with Vertical(id="side"):
                 with VerticalScroll():
@@ -194,6 +197,7 @@ class MainScreen(Passes, Generation, Stepping, Course):
         if view.backward != self._footer_backward:
             self.localize_footer()
         self.query_one(StepInfo).show(view)
+        self.query_one(EditsBar).show(view)
         if self.layout_now.too_small:
             return True
         active = tabs.active

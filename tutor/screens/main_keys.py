@@ -42,6 +42,11 @@ MAIN_KEYS = [
     Binding("alt+k", "top_k(1)", "More tokens", show=False, priority=True),
     Binding("alt+shift+k", "top_k(-1)", "Fewer tokens", show=False, priority=True),
     Binding("escape", "stop_generating", "Stop", show=False),
+    # what if? edits of the model from the step on screen (tutor/screens/what_if.py)
+    Binding("alt+x", "edit_step", "What if", key_display="alt+x", priority=True),
+    Binding("alt+shift+x", "clear_edits", "Clear edits", show=False, priority=True),
+    Binding("alt+p", "patch_point", "Patch", show=False, priority=True),
+    *[Binding(f"alt+{n + 1}", f"remove_edit({n})", show=False, priority=True) for n in range(8)],
     # single keys, only when the prompt does not have the focus (the input would type them)
     Binding("j", "step(1)", show=False),
     Binding("k", "step(-1)", show=False),
@@ -72,5 +77,6 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "sample": ("Draw a token", "抽一个词元"),
     "temperature(1)": ("Temperature", "温度"),
     "toggle_language": ("中/En", "中/En"),
+    "edit_step": ("What if", "假如"),
 }
 TURN_FORWARD = ("Forward", "正向计算")  # ctrl+r's label while the pass is shown backwards

@@ -9,13 +9,15 @@ from textual.widgets import Input
 import model
 from model import GPT, Trace
 from tutor.draw_settings import Sampled
+from tutor.edits import Edit, EditedRun, model_edits
 from tutor.lens import LensReadings
 from tutor.panels.next_token_panel import sampled_text
 from tutor.place import Place
 from tutor.runner import PassRunner, Stop, failure_words
 from tutor.widgets.panel_switcher import PanelSwitcher
 
-Ready = tuple[str, GPT, Trace, Sampled | None]  # a pass: its prompt, model and trace, and the token drawn for it
+# a pass: its prompt, model and trace, the token drawn for it, and (with edits) the clean run beside it
+Ready = tuple[str, GPT, Trace, Sampled | None, EditedRun | None]
 
 
 class Passes(Screen[None]):
@@ -76,19 +78,45 @@ class Passes(Screen[None]):
         return len(prompt) * (3 if (self.needs_grads() if grads is None else grads) else 1)
 
     def run_model(self, prompt: str, inline: bool = False) -> None:
-        """A pass of `prompt` on the model shown — with its gradients when they are shown."""
-        gpt, grads = self.place.gpt, self.needs_grads()
+        """A pass of `prompt` on the model shown — with its gradients when they are shown, with the learner's
+        edits when there are any (and then the clean pass beside it, taken from the screen when it is there)."""
+        gpt, grads, edits = self.place.gpt, self.needs_grads(), self.place.edits
+        clean = self.clean_on_screen(prompt, gpt, grads) if edits else None
         self.requested = (prompt, gpt, grads)
 
         def compute(stop: Stop) -> Ready:
-            return prompt, gpt, self.run_pass(gpt, prompt, grads, stop), None
+            trace, edited = self.run_pass(gpt, prompt, grads, stop, edits, clean)
+            return prompt, gpt, trace, None, edited
 
-        self.passes.run(compute, inline=inline, work=self.work_of(prompt, grads))
+        work = self.work_of(prompt, grads) * (2 if edits and clean is None else 1)
+        self.passes.run(compute, inline=inline, work=work)
+
+    def clean_on_screen(self, prompt: str, gpt: GPT, grads: bool) -> Trace | None:
+        """The clean pass of `prompt` on `gpt` when the screen holds it already (an edit added or taken back
+        reruns only the edited pass)."""
+        place = self.place
+        if place.trace is None or place.prompt != prompt or place.gpt is not gpt:
+            return None
+        clean = place.edited.clean if place.edited is not None else place.trace
+        return clean if clean.has_grads or not grads or len(clean.tokens) < 2 else None
 
     @staticmethod
-    def run_pass(gpt: GPT, prompt: str, grads: bool, stop: Stop) -> Trace:
+    def run_pass(
+        gpt: GPT, prompt: str, grads: bool, stop: Stop, edits: tuple[Edit, ...] = (), clean: Trace | None = None
+    ) -> tuple[Trace, EditedRun | None]:
         """`gpt.run`; backwards, with the gradients, unless the prompt has no token to score (then forwards:
-        the panels say why there is no ∂L/∂x)."""
+        the panels say why there is no ∂L/∂x). With `edits`, the edited run, and beside it the clean one
+        (`clean`, or run here) and the edits that do not fit this model or prompt."""
+        if clean is None:
+            clean = Passes.clean_pass(gpt, prompt, grads, stop)
+        if not edits:
+            return clean, None
+        fit, unfit = model_edits(gpt, edits, len(clean.tokens), lambda text: gpt.run(text, stop=stop))
+        trace = gpt.run(prompt, grads=clean.has_grads, stop=stop, edits=fit) if fit else clean
+        return trace, EditedRun(edits, clean, tuple(unfit))
+
+    @staticmethod
+    def clean_pass(gpt: GPT, prompt: str, grads: bool, stop: Stop) -> Trace:
         if grads:
             try:
                 return gpt.run(prompt, grads=True, stop=stop)
@@ -115,13 +143,15 @@ class Passes(Screen[None]):
         self.notify(failure_words(error, self.lang), severity="error", markup=False)
 
     def pass_ready(self, result: Ready) -> None:
-        prompt, gpt, trace, sampled = result
+        prompt, gpt, trace, sampled, edited = result
         self.requested = None
         if sampled is not None and prompt == self.sample_text:
             self.sample_text = None
         if gpt is not self.place.gpt or prompt != self.typed_prompt:
             return  # a model or a prompt that is no longer on screen
-        missing = self.place.receive(trace, prompt, sampled)
+        if (edited.asked if edited is not None else ()) != self.place.edits:
+            return  # made with edits since added or taken back: their own pass is on its way
+        missing = self.place.receive(trace, prompt, sampled, edited)
         if missing is not None:
             self.no_such_step(missing)
         more = sampled is not None and sampled.run is not None and self.place.generated_one()
