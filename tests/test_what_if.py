@@ -9,6 +9,7 @@ import pytest
 from helpers import make_app, screen_text, settle
 
 import model
+from model.patching import resid_pre_grid
 from tutor.edits import (
     Edit,
     EditWordsError,
@@ -21,6 +22,7 @@ from tutor.edits import (
     step_edit,
 )
 from tutor.lessons.check import _edit_problems
+from tutor.patch_sweep import answer_and_wrong, patch_sweep
 
 EVERY_KIND = [
     Edit("head", block=1, head=2),
@@ -266,3 +268,37 @@ async def test_a_token_drawn_with_edits_runs_the_edited_model(store) -> None:
         tiny = model.load("tiny")
         again = tiny.run(main.place.trace.tokens, edits=[model.SkipSublayer(block=0, sublayer="mlp")])
         np.testing.assert_allclose(main.place.trace.logits, again.logits, rtol=1e-6)
+
+
+def test_answer_and_wrong_differ_when_the_two_prompts_agree() -> None:
+    tiny = model.load("tiny")
+    same = tiny.run("猫追狗")
+    answer, wrong = answer_and_wrong(same, same)
+    assert answer == int(np.argmax(same.logits[-1])) and wrong == int(np.argsort(-same.logits[-1])[1])
+    sweep = patch_sweep(tiny, "猫追狗", same, same)  # the same run: nothing to restore, said in one line
+    assert sweep.grid is None and "nothing to restore" in sweep.problem
+
+
+@pytest.mark.parametrize("variant", ["tiny", "nope"])
+async def test_the_patching_view_shows_the_sweep_of_the_patchs_other_prompt(store, variant: str) -> None:
+    app = make_app(store)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await settle(pilot)
+        edit = "patch:blocks.1.hook_resid_pre@2:狗追猫"
+        await app.follow_href(f"tutor:show?model={variant}&prompt=猫追狗&edit={edit}&panel=residual")
+        await settle(pilot)
+        sweep = app.main.place.edited.sweep
+        gpt = model.load(variant)
+        source, prompt = gpt.run("狗追猫"), gpt.run("猫追狗")
+        answer, wrong = int(np.argmax(source.logits[-1])), int(np.argmax(prompt.logits[-1]))
+        assert answer != wrong  # both models: the two prompts' first guesses differ
+        expected = resid_pre_grid(gpt, source, prompt, answer, wrong)
+        np.testing.assert_allclose(sweep.grid, expected, rtol=1e-6)
+        shown = screen_text(app, "PatchingPanel")
+        assert "Patching “狗追猫” into “猫追狗”" in shown
+        for block, row in enumerate(expected):
+            line = next(line for line in shown.split("\n") if line.strip().startswith(f"B{block} input"))
+            assert line.split()[2:] == [f"{v:+.2f}" for v in row]
+        await app.follow_href("tutor:show?edit=head:0.1")  # no patch: no patching view
+        await settle(pilot)
+        assert not app.main.query_one("PatchingPanel").display

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from model.attention import softmax
 from model.backward import cross_entropy
 from model.interventions import PATCHABLE, EditError, plan_edits
 from tutor.i18n import Words, say
+
+if TYPE_CHECKING:
+    from tutor.patch_sweep import PatchSweep
 
 KINDS = ("head", "skip", "drop", "bypass", "patch")
 SUBLAYER_WORDS: dict[str, Words] = {"attn": ("attention", "注意力"), "mlp": ("MLP", " MLP ")}  # zh: spaced from hanzi
@@ -205,6 +209,7 @@ class EditedRun:
     asked: tuple[Edit, ...]
     clean: Trace
     unfit: tuple[tuple[Edit, str], ...] = ()
+    sweep: PatchSweep | None = None  # with a patch among the edits: its other prompt patched in point by point
 
 
 def model_edits(

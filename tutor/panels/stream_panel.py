@@ -1,5 +1,6 @@
 """The Residual tab: every token's ‖x‖ through the stream as lines, the logit lens of the cursor token,
-and the table of ‖x‖ digits. Where the tab is too low for a chart (80×24), the table and the lens only."""
+and the table of ‖x‖ digits (with a patch among the edits, the patching view first). Where the tab is too
+low for a chart (80×24), the table and the lens only."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from textual.events import Resize
 from textual.widget import Widget
 
 from tutor.panels.logit_lens_panel import LogitLensPanel
+from tutor.panels.patching_panel import PatchingPanel
 from tutor.panels.residual_lines import ResidualLines
 from tutor.panels.residual_panel import ResidualPanel
 from tutor.view import View
@@ -23,6 +25,8 @@ class StreamPanel(VerticalScroll):
     StreamPanel { scrollbar-gutter: stable; }  /* the table is made for one width, scrolling or not */
     StreamPanel > ResidualLines { margin: 0 1 1 1; }
     StreamPanel > LogitLensPanel { margin: 0 1 1 1; }
+    StreamPanel > PatchingPanel { display: none; height: auto; margin: 0 1 1 1; }
+    StreamPanel > PatchingPanel > .patching-title { height: auto; }
     """
 
     def __init__(self, id: str | None = None) -> None:
@@ -31,6 +35,7 @@ class StreamPanel(VerticalScroll):
         self._room: tuple[int, int] = (0, 0)
 
     def compose(self) -> ComposeResult:
+        yield PatchingPanel()  # while a patch is among the edits: what the learner asked about comes first
         yield ResidualLines()
         yield LogitLensPanel()
         yield ResidualPanel()
@@ -52,6 +57,7 @@ class StreamPanel(VerticalScroll):
             self.query_one(LogitLensPanel),
             self.query_one(ResidualPanel),
         )
+        self.query_one(PatchingPanel).show(view)
         lens.show(view)
         table.show(view)
         chart = view.n_tokens > 0 and height >= CHART_ROOM and width >= CHART_WIDTH

@@ -12,6 +12,7 @@ from tutor.draw_settings import Sampled
 from tutor.edits import Edit, EditedRun, model_edits
 from tutor.lens import LensReadings
 from tutor.panels.next_token_panel import sampled_text
+from tutor.patch_sweep import patch_sweep
 from tutor.place import Place
 from tutor.runner import PassRunner, Stop, failure_words
 from tutor.widgets.panel_switcher import PanelSwitcher
@@ -111,9 +112,19 @@ class Passes(Screen[None]):
             clean = Passes.clean_pass(gpt, prompt, grads, stop)
         if not edits:
             return clean, None
-        fit, unfit = model_edits(gpt, edits, len(clean.tokens), lambda text: gpt.run(text, stop=stop))
+        sources: dict[str, Trace] = {}  # a patch's other prompt, run once
+
+        def run_source(text: str) -> Trace:
+            if text not in sources:
+                sources[text] = gpt.run(text, stop=stop)
+            return sources[text]
+
+        fit, unfit = model_edits(gpt, edits, len(clean.tokens), run_source)
         trace = gpt.run(prompt, grads=clean.has_grads, stop=stop, edits=fit) if fit else clean
-        return trace, EditedRun(edits, clean, tuple(unfit))
+        patches = [edit.source for edit in edits if edit.kind == "patch" and edit.source in sources]
+        fitting = [text for text in patches if len(sources[text].tokens) == len(clean.tokens)]
+        sweep = patch_sweep(gpt, fitting[-1], sources[fitting[-1]], clean) if fitting else None
+        return trace, EditedRun(edits, clean, tuple(unfit), sweep)
 
     @staticmethod
     def clean_pass(gpt: GPT, prompt: str, grads: bool, stop: Stop) -> Trace:

@@ -18,7 +18,10 @@ WORDS: dict[str, Words] = {
         "{step} 这一步没有可以拿掉的部分：请走到 LayerNorm、注意力、MLP 或残差相加那一步。",
     ),
     "no_patch_here": ("No point to patch at {step}.", "{step} 这一步没有可以替换的点。"),
-    "edit_added": ("What if: {edit}. alt+x again takes it back.", "假如：{edit}。再按 alt+x 撤回。"),
+    "edit_added": (
+        "What if: {edit}. alt+{n} (or a click on it above the panels) takes it back.",
+        "假如：{edit}。按 alt+{n}（或点击面板上方的这一项）撤回。",
+    ),
     "edit_removed": ("Taken back: {edit}.", "已撤回：{edit}。"),
     "edits_full": ("At most {n} edits at once: take one back first.", "最多同时改动 {n} 处：请先撤回一处。"),
     "edits_cleared": ("Every edit taken back: the model as trained.", "所有改动都已撤回：回到训练好的模型。"),
@@ -61,7 +64,8 @@ class WhatIf(Screen[None]):
         if added is None:
             self.notify(say(WORDS["edits_full"], self.lang, n=MAX_EDITS), severity="warning")
             return
-        self.notify(say(WORDS["edit_added" if added else "edit_removed"], self.lang, edit=edit.words(self.lang)))
+        words = WORDS["edit_added" if added else "edit_removed"]
+        self.notify(say(words, self.lang, edit=edit.words(self.lang), n=len(self.place.edits)))
         self.edits_changed()
 
     def action_remove_edit(self, index: int) -> None:
