@@ -54,6 +54,13 @@ def test_quick_run_prints_one_row_per_figure() -> None:
     assert any("typing a character" in row for row in cpu) and any("step key" in row for row in cpu)
 
 
+def test_edit_rows_time_alt_x_with_and_without_the_bar_coming() -> None:
+    rows = [" | ".join(cells) for cells in quick_rows("edits")]
+    assert len(rows) == 2 and all("edit key → edited run drawn" in row and "p95 ≤ 33 ms" in row for row in rows)
+    assert "the edits bar comes and goes" in rows[0] and "beside another edit" in rows[1]
+    assert all("(pilot, 50 keys)" in row for row in rows)  # 25 steps of tiny with a piece to take out, on and off
+
+
 def test_patching_rows_time_both_grids_against_one_run_per_cell() -> None:
     rows = quick_rows("patching")
     assert [cells[0] for cells in rows] == [

@@ -185,3 +185,51 @@ def echo_latencies(
         store.save(Progress(last={"view": "panels"}))
         app = TutorApp(gpt, "en", store=store, resume_model=False)
         return asyncio.run(_drive_echo(app, text, size, panel))
+
+
+async def _drive_edits(
+    app: Any, size: tuple[int, int], prompt: str, rounds: int, standing: bool
+) -> dict[str, list[float]]:
+    """alt+x at every step that has a piece to take out, twice (taken out, put back), `rounds` times over;
+    `standing`: beside an edit that stays (head 3 of block 0 silenced), so the edits bar stays in view."""
+    from tutor.edits import Edit, step_edit
+
+    latencies: dict[str, list[float]] = {"edit": [], "edit_cpu": []}
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        main = app.main
+        if standing:
+            main.place.toggle_edit(Edit("head", block=0, head=3))
+        main.set_prompt(prompt)
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.1)
+        clock = FrameClock(app, main)
+        steps = [step.index for step in main.place.gpt.steps if step_edit(step, 0) is not None]
+        for _ in range(rounds):
+            for index in steps:
+                main.goto_step_index(index)
+                await pilot.pause(0.02)
+                for _ in ("take out", "put back"):
+                    start, cpu = time.perf_counter(), time.process_time()
+                    await pilot.press("alt+x")
+                    latencies["edit"].append(await clock.latency(pilot, "alt+x", start))
+                    latencies["edit_cpu"].append(time.process_time() - cpu)
+                    await pilot.pause(0.02)
+    return latencies
+
+
+def edit_latencies(
+    size: tuple[int, int] = (120, 40), prompt: str = PROMPT[:8], rounds: int = 2, standing: bool = False
+) -> dict[str, list[float]]:
+    """Seconds from alt+x (an edit taken out or put back) to the frame with the edited run drawn, tiny at `size`:
+    the edited pass (the clean one is on screen already) and every visible panel, the edits bar among them."""
+    import model
+    from tutor.app import TutorApp
+    from tutor.progress import Progress, ProgressStore
+
+    with tempfile.TemporaryDirectory() as state:
+        store = ProgressStore(Path(state) / "progress.json")
+        store.save(Progress(last={"view": "panels"}))
+        app = TutorApp(model.load("tiny"), "en", store=store)
+        return asyncio.run(_drive_edits(app, size, prompt, rounds, standing))

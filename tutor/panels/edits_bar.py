@@ -63,7 +63,8 @@ class EditsBar(LiveStatic):
             lines.append(f"[dim]{say(WORDS['none_fit'], lang)}[/]")
         else:
             lines.append(self.change_line(view))
-        self.show_content(Content.from_markup("\n".join(lines)), len(lines))
+        content = Content.from_markup("\n".join(lines))
+        self.show_content(content, content.get_height({}, max(1, self.available_width)))  # rows as wrapped
 
     def change_line(self, view: View) -> str:
         """Edited against clean at the step and token on screen; every number is from the two traces."""
