@@ -58,7 +58,9 @@ def test_edit_rows_time_alt_x_with_and_without_the_bar_coming() -> None:
     rows = [" | ".join(cells) for cells in quick_rows("edits")]
     assert len(rows) == 2 and all("edit key → edited run drawn" in row and "p95 ≤ 33 ms" in row for row in rows)
     assert "the edits bar comes and goes" in rows[0] and "beside another edit" in rows[1]
-    assert all("(pilot, 50 keys)" in row for row in rows)  # 25 steps of tiny with a piece to take out, on and off
+    assert all(
+        "(pilot, 12 keys)" in row for row in rows
+    )  # quick: block 0's 6 steps with a piece to take out, on and off
 
 
 def test_patching_rows_time_both_grids_against_one_run_per_cell() -> None:

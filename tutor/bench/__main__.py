@@ -243,7 +243,7 @@ def edit_rows(quick: bool) -> list[Row]:
     ref95 = percentile(floor["step"], 0.95)
     rows = []
     for standing, words in ((False, "the edits bar comes and goes"), (True, "beside another edit")):
-        ours = edit_latencies((120, 40), PROMPT[:8], 1 if quick else 3, standing)
+        ours = edit_latencies((120, 40), PROMPT[:8], 1 if quick else 3, standing, 6 if quick else 1000)
         p50, p95 = percentile(ours["edit"], 0.5), percentile(ours["edit"], 0.95)
         cpu = percentile(ours["edit_cpu"], 0.5)
         rows.append(

@@ -188,7 +188,7 @@ def echo_latencies(
 
 
 async def _drive_edits(
-    app: Any, size: tuple[int, int], prompt: str, rounds: int, standing: bool
+    app: Any, size: tuple[int, int], prompt: str, rounds: int, standing: bool, most_steps: int
 ) -> dict[str, list[float]]:
     """alt+x at every step that has a piece to take out, twice (taken out, put back), `rounds` times over;
     `standing`: beside an edit that stays (head 3 of block 0 silenced), so the edits bar stays in view."""
@@ -205,7 +205,7 @@ async def _drive_edits(
         await app.workers.wait_for_complete()
         await pilot.pause(0.1)
         clock = FrameClock(app, main)
-        steps = [step.index for step in main.place.gpt.steps if step_edit(step, 0) is not None]
+        steps = [step.index for step in main.place.gpt.steps if step_edit(step, 0) is not None][:most_steps]
         for _ in range(rounds):
             for index in steps:
                 main.goto_step_index(index)
@@ -220,7 +220,11 @@ async def _drive_edits(
 
 
 def edit_latencies(
-    size: tuple[int, int] = (120, 40), prompt: str = PROMPT[:8], rounds: int = 2, standing: bool = False
+    size: tuple[int, int] = (120, 40),
+    prompt: str = PROMPT[:8],
+    rounds: int = 2,
+    standing: bool = False,
+    most_steps: int = 1000,
 ) -> dict[str, list[float]]:
     """Seconds from alt+x (an edit taken out or put back) to the frame with the edited run drawn, tiny at `size`:
     the edited pass (the clean one is on screen already) and every visible panel, the edits bar among them."""
@@ -232,4 +236,4 @@ def edit_latencies(
         store = ProgressStore(Path(state) / "progress.json")
         store.save(Progress(last={"view": "panels"}))
         app = TutorApp(model.load("tiny"), "en", store=store)
-        return asyncio.run(_drive_edits(app, size, prompt, rounds, standing))
+        return asyncio.run(_drive_edits(app, size, prompt, rounds, standing, most_steps))
