@@ -13,6 +13,8 @@ from tutor.number_style import visible_piece
 from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 
+ROOM_FOR_KEYS = 110  # cells: narrower (80×24), the keys are left to the help screen and the notices
+
 WORDS: dict[str, Words] = {
     "title": ("What if", "假如"),
     "keys": (
@@ -54,9 +56,8 @@ class EditsBar(LiveStatic):
             words = escape(edit.words(lang))
             look = "dim strike" if edit in unfit else "b"
             items.append(f"[@click=screen.remove_edit({index})][{look}]✕ {words}[/][/]")
-        lines = [
-            f"[reverse] {say(WORDS['title'], lang)} [/] " + " · ".join(items) + f"  [dim]{say(WORDS['keys'], lang)}[/]"
-        ]
+        keys = f"  [dim]{say(WORDS['keys'], lang)}[/]" if self.available_width >= ROOM_FOR_KEYS else ""  # else F1's
+        lines = [f"[reverse] {say(WORDS['title'], lang)} [/] " + " · ".join(items) + keys]
         for edit, why in edited.unfit:
             lines.append(f"[$warning]⚠ {escape(edit.link())} {escape(say(WORDS['unfit'], lang, why=why))}[/]")
         if len(edited.unfit) == len(edited.asked):
