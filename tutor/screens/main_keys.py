@@ -43,7 +43,7 @@ MAIN_KEYS = [
     Binding("alt+shift+k", "top_k(-1)", "Fewer tokens", show=False, priority=True),
     Binding("escape", "stop_generating", "Stop", show=False),
     # what if? edits of the model from the step on screen (tutor/screens/what_if.py)
-    Binding("alt+x", "edit_step", "What if", key_display="alt+x", priority=True),
+    Binding("alt+x", "edit_step", "What if", key_display="alt+x", show=False, priority=True),  # F1, ^p list it
     Binding("alt+shift+x", "clear_edits", "Clear edits", show=False, priority=True),
     Binding("alt+p", "patch_point", "Patch", show=False, priority=True),
     *[Binding(f"alt+{n + 1}", f"remove_edit({n})", show=False, priority=True) for n in range(8)],
@@ -77,6 +77,5 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "sample": ("Draw a token", "抽一个词元"),
     "temperature(1)": ("Temperature", "温度"),
     "toggle_language": ("中/En", "中/En"),
-    "edit_step": ("What if", "假如"),
 }
 TURN_FORWARD = ("Forward", "正向计算")  # ctrl+r's label while the pass is shown backwards
