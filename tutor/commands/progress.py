@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutor.commands.common import confirmed, fail
@@ -12,8 +13,6 @@ from tutor.i18n import LANGUAGE_NAMES, pick, say
 from tutor.language import LANGUAGES
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tutor.lessons.parse import Lesson
     from tutor.progress import Progress, ProgressStore
 
@@ -50,21 +49,44 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "was_reset": ("Progress reset; the old file is kept as {aside}.", "进度已清除；旧文件保存为 {aside}。"),
     "was_reset_empty": ("Progress reset (there was nothing saved).", "进度已清除（之前没有保存的内容）。"),
     "cannot_reset": ("cannot reset progress in {path}: {reason}", "无法清除 {path} 中的进度：{reason}"),
+    "export_folder": (
+        "{path} is a folder: name the file to write, e.g. {path}/progress-export.json",
+        "{path} 是文件夹：请给出要写入的文件名，例如 {path}/progress-export.json",
+    ),
+    "cannot_export": ("cannot write {path}: {reason}", "无法写入 {path}：{reason}"),
+    "exported": (
+        "Wrote your progress to {path} ({done} of {total} lessons done): hand this file to your teacher.",
+        "进度已写入 {path}（已完成 {done} / {total} 课）：把这个文件交给老师即可。",
+    ),
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the summary")
-    parser.add_argument("--reset", action="store_true", help="forget all progress (the old file is kept aside)")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--reset", action="store_true", help="forget all progress (the old file is kept aside)")
+    what.add_argument(
+        "--json",
+        action="store_true",
+        help="print your record as JSON for your teacher (docs/progress-format.md): lessons done, quick-check "
+        "scores and attempts, exercises passed, time per lesson",
+    )
+    what.add_argument("--export", metavar="FILE", help="write the same JSON to FILE, to hand in")
+    parser.add_argument(
+        "--name",
+        help="with --json or --export: your name in the record (default: none; "
+        "the teacher's report then names you by the file's name)",
+    )
     parser.add_argument("--yes", action="store_true", help="with --reset: do not ask for confirmation")
 
 
 def run(args: argparse.Namespace) -> int:
     from tutor.lessons.course import lessons_folder
 
-    return run_progress(
-        args.lang, reset=args.reset, yes=args.yes, course=lessons_folder(getattr(args, "lessons", None))
-    )
+    course = lessons_folder(getattr(args, "lessons", None))
+    if args.json or args.export is not None:
+        return run_export(args.lang, args.export, name=args.name, course=course)
+    return run_progress(args.lang, reset=args.reset, yes=args.yes, course=course)
 
 
 def run_progress(lang: str, *, reset: bool, yes: bool, course: Path | None = None) -> int:
@@ -83,6 +105,55 @@ def run_progress(lang: str, *, reset: bool, yes: bool, course: Path | None = Non
     for line in summary(progress, store, lang, existed=existed, lessons=lessons):
         print(line)
     return 0
+
+
+def run_export(lang: str, target: str | None, *, name: str | None, course: Path | None = None) -> int:
+    """The record in the documented shape (tutor/progress_export.py): on stdout, or written to `target`."""
+    from tutor.lessons.course import session_lessons
+    from tutor.progress import ProgressStore, to_json
+    from tutor.progress_export import export_of
+
+    store = ProgressStore(lang=lang)
+    progress, notice = store.load()
+    if notice:
+        print(f"tutor: warning: {notice}", file=sys.stderr)
+    session = session_lessons(lang, course)
+    for lesson_notice in session.notices:
+        print(f"tutor: warning: {lesson_notice}", file=sys.stderr)
+    export = export_of(progress, session.lessons, lang, learner=(name or "").strip() or None)
+    text = to_json(export) + "\n"
+    if target is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        write_export(Path(target), text)
+    except IsADirectoryError:
+        return fail(pick(WORDS, "export_folder", lang, path=target))
+    except OSError as error:
+        return fail(pick(WORDS, "cannot_export", lang, path=target, reason=error.strerror or error))
+    done = sum(1 for lesson in export["lessons"] if lesson["done"] and lesson["in_course"])
+    total = sum(1 for lesson in export["lessons"] if lesson["in_course"])
+    print(pick(WORDS, "exported", lang, path=target, done=done, total=total))
+    return 0
+
+
+def write_export(path: Path, text: str) -> None:
+    """`text` into `path` in one step (a temporary file beside it, renamed): a half-written export is never
+    handed in. A folder is refused (IsADirectoryError), whatever its name."""
+    import os
+    import tempfile
+
+    if path.is_dir():
+        raise IsADirectoryError(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would keep it from the teacher who collects it
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def run_reset(store: ProgressStore, lang: str, *, yes: bool) -> int:
