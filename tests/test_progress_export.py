@@ -276,6 +276,8 @@ def test_report_table_fits_80_columns_in_one_table_and_40_in_several(tmp_path: P
         headers = [line.split() for line in lines if line.split()[:1] == [("Learner" if lang == "en" else "学生")]]
         if width == 80:  # everything in one row
             assert bob == [["bob", "1/10", "·", "3/3×1", *["·"] * 8, "0/5", "1:02"]], out
+            alice = next(line.split() for line in lines if line.startswith("=Alice"))
+            assert alice == ["=Alice", "2/10", "3/3×3", "1/3×1", *["·"] * 8, "1/5", "0:08"], out  # best, not last
         else:  # the totals, then the quick checks in as many tables as fit
             assert bob[0] == ["bob", "1/10", "0/5", "1:02"] and len(bob) > 2, out
             assert [cell for row in bob[1:] for cell in row if cell != "bob"] == ["·", "3/3×1", *["·"] * 8], out
@@ -295,6 +297,10 @@ BAD_FILES = {
     "a score above its total": (
         lambda path: write(path, _with_quiz(export_for(path.parent), {"best": 9})),
         "lessons[0].quiz.best is more than",
+    ),
+    "a best below the last score": (
+        lambda path: write(path, _with_quiz(export_for(path.parent), {"score": 2})),
+        "lessons[0].quiz.best is less than the last score",
     ),
     "a newer version": (lambda path: write(path, {**export_for(path.parent), "version": 7}), "newer tutor"),
     "version 0": (lambda path: write(path, {**export_for(path.parent), "version": 0}), "version 0 is not one"),
