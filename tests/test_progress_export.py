@@ -340,3 +340,24 @@ def test_bad_input_is_said_in_chinese_and_no_good_file_is_an_error(tmp_path: Pat
     err = capsys.readouterr().err.splitlines()
     assert "由更新版本的 tutor 导出（进度格式第 7 版）" in err[0] and "文件夹里没有 .json 文件" in err[1]
     assert err[2] == "tutor: error: 没有可以汇总的学生进度"
+
+
+def test_the_learners_summary_shows_time_and_attempts(tmp_path: Path) -> None:
+    from tutor.commands.progress import summary
+
+    state = tmp_path / "state"
+    learner_state(state)
+    store = ProgressStore(state / "progress.json")
+    progress, _ = store.load()
+    progress.time_spent["attention"] = 3900.0
+    en = summary(progress, store, "en")
+    assert (
+        "  ✓  1  How to use the tutor  (7 min)" in en
+        and "  ·  3  Attention: queries, keys and values  (1 h 05 min)" in en
+    )
+    assert any(line.startswith("  How to use the tutor: 2/3 (best 3), 3 attempts") for line in en)
+    assert any(line.startswith("  Tokens and embeddings: 1/3  (") for line in en)  # one attempt: not said
+    zh = summary(progress, store, "zh")
+    assert "  ✓  2  词元与嵌入（2 分钟）" in zh and any(
+        "怎样使用 tutor：2/3（最好 3），做了 3 次" in line for line in zh
+    )
