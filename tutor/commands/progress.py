@@ -26,8 +26,13 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "lessons": ("Lessons: {done} of {total} done", "课程：已完成 {done} / {total}"),
     "unknown_lesson": ("(no longer a lesson)", "（已不是现有课程）"),
     "quizzes": ("Quick checks: {n} taken", "小测验：做过 {n} 个"),
-    "quiz_line": ("{title}: {score}/{total}{best}{when}", "{title}：{score}/{total}{best}{when}"),
+    "quiz_line": ("{title}: {score}/{total}{best}{attempts}{when}", "{title}：{score}/{total}{best}{attempts}{when}"),
     "best": (" (best {best})", "（最好 {best}）"),
+    "attempts": (", {n} attempts", "，做了 {n} 次"),
+    "time_spent": ("  ({time})", "（{time}）"),
+    "minutes": ("{m} min", "{m} 分钟"),
+    "under_a_minute": ("< 1 min", "不到 1 分钟"),
+    "hours": ("{h} h {m:02d} min", "{h} 小时 {m} 分钟"),
     "exercises": ("Exercises: {passed} of {total} passed", "编程练习：通过 {passed} / {total}"),
     "tries": ("tries: {n}", "尝试 {n} 次"),
     "last": ("Last time:", "上次："),
@@ -186,7 +191,9 @@ def summary(
     done = set(progress.done)
     lines.append(pick(WORDS, "lessons", lang, done=len(done & set(titles)), total=len(lessons)))
     for n, lesson in enumerate(lessons, 1):
-        lines.append(f"  {'✓' if lesson.id in done else '·'} {n:>2}  {lesson.title}")
+        spent = progress.time_spent.get(lesson.id, 0.0)
+        time_spent = pick(WORDS, "time_spent", lang, time=time_words(spent, lang)) if spent >= 0.5 else ""
+        lines.append(f"  {'✓' if lesson.id in done else '·'} {n:>2}  {lesson.title}{time_spent}")
     lines += [
         f"  ✓  ?  {lesson_id} {pick(WORDS, 'unknown_lesson', lang)}"
         for lesson_id in progress.done
@@ -200,9 +207,12 @@ def summary(
             title = titles.get(lesson_id, lesson_id)
             score, total, best = record.get("score", "?"), record.get("total", "?"), record.get("best")
             best = pick(WORDS, "best", lang, best=best) if isinstance(best, int) and best != score else ""
-            lines.append(
-                "  " + pick(WORDS, "quiz_line", lang, title=title, score=score, total=total, best=best, when=when)
+            tries = record.get("attempts")
+            tries = pick(WORDS, "attempts", lang, n=tries) if isinstance(tries, int) and tries > 1 else ""
+            line = pick(
+                WORDS, "quiz_line", lang, title=title, score=score, total=total, best=best, attempts=tries, when=when
             )
+            lines.append("  " + line)
     names = list(dict.fromkeys([*EXERCISES, *progress.exercises]))
     if names:
         passed = sum(1 for name in names if _record(progress.exercises, name).get("passed") is True)
@@ -232,6 +242,16 @@ def summary(
     elif not done and not progress.quiz and not progress.exercises:
         lines += ["", pick(WORDS, "nothing_yet", lang)]
     return lines
+
+
+def time_words(seconds: float, lang: str) -> str:
+    """Time with a lesson open, to the minute: "< 1 min", "12 min", "1 h 05 min"."""
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return pick(WORDS, "under_a_minute", lang)
+    if minutes < 60:
+        return pick(WORDS, "minutes", lang, m=minutes)
+    return pick(WORDS, "hours", lang, h=minutes // 60, m=minutes % 60)
 
 
 def quoted(text: str, limit: int = 60) -> str:
