@@ -94,7 +94,8 @@ def lesson_columns(collected: list[Collected]) -> list[LessonColumn]:
 
 
 def hours_minutes(seconds: int) -> str:
-    minutes = seconds // 60
+    """h:mm, to the nearest minute (58 s is 0:01, not 0:00: the learner was there)."""
+    minutes = (seconds + 30) // 60
     return f"{minutes // 60}:{minutes % 60:02d}"
 
 

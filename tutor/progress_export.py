@@ -42,6 +42,7 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "超过 {limit} MB（{size} MB）：未读取（导出的进度文件只有几 KB）",
     ),
     "not_utf8": ("not UTF-8 text: not a progress export", "不是 UTF-8 文本：不是导出的进度文件"),
+    "where": ("line {line} column {column}: {what}", "第 {line} 行第 {column} 列：{what}"),
     "not_json": ("not JSON ({error}): not a progress export", "不是 JSON（{error}）：不是导出的进度文件"),
     "too_deep": (
         "JSON nested more than {depth} deep: not a progress export",
@@ -261,7 +262,7 @@ def _parse(data: bytes, lang: str) -> Any:
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as error:
-        where = f"line {error.lineno} column {error.colno}: {error.msg}"
+        where = pick(WORDS, "where", lang, line=error.lineno, column=error.colno, what=error.msg)
         raise ExportError(pick(WORDS, "not_json", lang, error=where)) from None
     except RecursionError:
         raise ExportError(pick(WORDS, "too_deep", lang, depth=MAX_DEPTH)) from None

@@ -55,8 +55,8 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "was_reset_empty": ("Progress reset (there was nothing saved).", "进度已清除（之前没有保存的内容）。"),
     "cannot_reset": ("cannot reset progress in {path}: {reason}", "无法清除 {path} 中的进度：{reason}"),
     "export_folder": (
-        "{path} is a folder: name the file to write, e.g. {path}/progress-export.json",
-        "{path} 是文件夹：请给出要写入的文件名，例如 {path}/progress-export.json",
+        "{path} is a folder: name the file to write, e.g. {example}",
+        "{path} 是文件夹：请给出要写入的文件名，例如 {example}",
     ),
     "cannot_export": ("cannot write {path}: {reason}", "无法写入 {path}：{reason}"),
     "exported": (
@@ -133,7 +133,7 @@ def run_export(lang: str, target: str | None, *, name: str | None, course: Path 
     try:
         write_export(Path(target), text)
     except IsADirectoryError:
-        return fail(pick(WORDS, "export_folder", lang, path=target))
+        return fail(pick(WORDS, "export_folder", lang, path=target, example=Path(target) / "progress-export.json"))
     except OSError as error:
         return fail(pick(WORDS, "cannot_export", lang, path=target, reason=error.strerror or error))
     done = sum(1 for lesson in export["lessons"] if lesson["done"] and lesson["in_course"])
