@@ -32,6 +32,7 @@ from tutor.catalogue import EXPERIMENTS, MODEL_VARIANTS, experiment_title
 from tutor.edits import patch_edit, step_edit
 from tutor.i18n import Words, other_language, pick, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH
+from tutor.lesson_clock import LessonClock
 from tutor.lessons.answers import lesson_answers
 from tutor.lessons.course import session_lessons
 from tutor.lessons.links import LessonError, Link, parse_link
@@ -181,6 +182,7 @@ class TutorApp(App[None]):
         self.read_to_end: set[str] = set()  # lessons whose last line the learner has seen
         if isinstance(self.progress.last.get("read_to_end"), str):
             self.read_to_end.add(self.progress.last["read_to_end"])
+        self.clock = LessonClock()  # time with each lesson open, added to the progress at each save
         self._save_timer: Timer | None = None
         self._saving = False  # inside store.save: a signal that comes then does not save over it
         self._exit_soon: threading.Timer | None = None  # a browser tab's tutor told to end: its last resort
@@ -248,6 +250,8 @@ class TutorApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and self.collector is not None:
             self.collector.key()
+        if isinstance(event, events.Key | events.MouseEvent):  # the learner at work: time on the open lesson
+            self.clock.mark(self.open_lesson_id())
         await super().on_event(event)
 
     async def on_mount(self) -> None:
@@ -303,8 +307,20 @@ class TutorApp(App[None]):
         if self._save_timer is None:
             self._save_timer = self.set_timer(SAVE_DELAY, self._save)
 
+    def open_lesson_id(self) -> str | None:
+        lesson = self.main.place.lesson
+        return lesson.id if lesson is not None else None
+
+    def count_time(self) -> None:
+        """The time counted since the last save, into the progress (the store adds it to what is on disk)."""
+        self.clock.mark(self.open_lesson_id())
+        spent = self.progress.time_spent
+        for lesson_id, seconds in self.clock.take().items():
+            spent[lesson_id] = spent.get(lesson_id, 0.0) + seconds
+
     def _save(self) -> None:
         self._save_timer = None
+        self.count_time()
         was_failing = self.store.failing
         self._saving = True
         try:
@@ -342,6 +358,7 @@ class TutorApp(App[None]):
         if self._exit_soon is not None:
             return
         if not self._saving:  # else the save this interrupted finishes as soon as this returns
+            self.count_time()
             self.store.save(self.progress)
         self._exit_soon = threading.Timer(WEB_EXIT_SECONDS, os._exit, args=(0,))
         self._exit_soon.daemon = True
@@ -385,6 +402,7 @@ class TutorApp(App[None]):
         if lesson:
             self.reached(lesson)  # before the lesson's panels are drawn
         await self.main.show_lesson(lesson, position, empty)
+        self.clock.mark(self.open_lesson_id())  # from now on, time goes to this lesson
         last = self.progress.last
         if resume and lesson and last.get("lesson") == lesson.id:
             # back where the learner left off: their prompt, model and step, not the lesson's defaults

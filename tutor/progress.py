@@ -3,7 +3,7 @@
 Two sessions of the same learner may run at once (two SSH windows). Every save therefore
 takes an exclusive lock on `progress.json.lock` beside the file, reads what is on disk, merges
 this session's changes into it and replaces the file in one step: neither session's lessons,
-quiz results or exercises are lost. A file that cannot be read is moved aside (never deleted)
+quiz results, exercises or time spent are lost (time adds up). A file that cannot be read is moved aside (never deleted)
 and reported. Only a regular file of at most MAX_BYTES is read, and its JSON at most MAX_DEPTH deep:
 a FIFO, a link to /dev/zero or a file nested thousands deep is set aside like a corrupt one, not
 waited on, read for ever or allowed to crash the start. A save that fails (a full disk, a folder
@@ -56,6 +56,7 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
 }
 LOCK_WAIT = 2.0  # seconds; a writer holds the lock for milliseconds, so this only guards against a stuck one
 MAX_BYTES = 8 * 1024 * 1024  # a learner's file is kilobytes (a long pasted prompt: hundreds); more is not ours
+MAX_SECONDS = 1e9  # 31 years on one lesson: anything more was not counted by a tutor
 MAX_DEPTH = 32  # the deepest record is 4 levels; json.loads and copy.deepcopy recurse, and fail near 1000
 
 
@@ -111,6 +112,8 @@ class Progress:
     exercises: dict[str, Any] = field(default_factory=dict)
     # lesson, step, prompt, model, lang; view (a small window's: "lesson" or "panels"), read_to_end (a lesson id)
     last: dict[str, Any] = field(default_factory=dict)
+    # lesson id: seconds with the lesson open in the app (tutor/lesson_clock.py); absent from an older tutor's file
+    time_spent: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Any) -> Progress:
@@ -122,7 +125,12 @@ class Progress:
         parts = {key: data.get(key, {}) for key in ("quiz", "exercises", "last")}
         if not all(isinstance(v, dict) for v in parts.values()):
             raise ValueError("'quiz', 'exercises' and 'last' must be objects")
-        return cls(done=list(dict.fromkeys(done)), **parts)
+        seconds = data.get("time_spent", {})
+        if not isinstance(seconds, dict):
+            raise ValueError("'time_spent' must be an object")
+        # a value that is not a number of seconds is dropped, not the file: the sums below must not fail on it
+        time_spent = {lesson: float(s) for lesson, s in seconds.items() if _seconds(s)}
+        return cls(done=list(dict.fromkeys(done)), **parts, time_spent=time_spent)
 
     def changes_onto(self, disk: Progress, base: Progress) -> Progress:
         """A three-way merge: what this session changed since `base` (what it last read or wrote), applied to `disk`.
@@ -134,12 +142,19 @@ class Progress:
         def changed(ours: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
             return {key: value for key, value in ours.items() if before.get(key) != value}
 
+        # time adds up: two sessions on one lesson each spent their own minutes on it
+        time_spent = dict(disk.time_spent)
+        for lesson, seconds in self.time_spent.items():
+            more = seconds - base.time_spent.get(lesson, 0.0)
+            if more > 0:
+                time_spent[lesson] = round(time_spent.get(lesson, 0.0) + more, 1)
         new_done = [lesson for lesson in self.done if lesson not in base.done]
         return Progress(
             done=list(dict.fromkeys(disk.done + new_done)),
             quiz={**disk.quiz, **changed(self.quiz, base.quiz)},
             exercises={**disk.exercises, **changed(self.exercises, base.exercises)},
             last=dict(self.last) if self.last != base.last or not disk.last else dict(disk.last),
+            time_spent=time_spent,
         )
 
 
@@ -183,7 +198,11 @@ class ProgressStore:
             self.failing = False
             notice = notice or pick(WORDS, "saved_again", self.lang, folder=self.path.parent)
         progress.done[:] = merged.done
-        for mine, theirs in ((progress.quiz, merged.quiz), (progress.exercises, merged.exercises)):
+        for mine, theirs in (
+            (progress.quiz, merged.quiz),
+            (progress.exercises, merged.exercises),
+            (progress.time_spent, merged.time_spent),
+        ):
             mine.clear()
             mine.update(theirs)
         # the merged state is the new base, except `last`: another session's position is not ours to re-save
@@ -289,6 +308,12 @@ class ProgressStore:
             yield
         finally:
             os.close(fd)  # closing releases the lock
+
+
+def _seconds(value: Any) -> bool:
+    """Whether `value` is a number of seconds one can add to: not a bool, not NaN, not negative, and at most
+    MAX_SECONDS (a larger integer would not even convert to a float)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= MAX_SECONDS
 
 
 def _acquire(fd: int) -> bool:

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import keyword
 from types import ModuleType
 
 # in the order `tutor --help` lists them
-COMMANDS = ("trace", "lessons", "train", "sweep", "exercises", "progress", "serve")
+COMMANDS = ("trace", "lessons", "train", "sweep", "exercises", "progress", "class", "serve")
 DEFAULT = "app"  # no command: the app itself
 
 
 def load(name: str) -> ModuleType:
-    """The module of command `name` (one of `COMMANDS`, or `DEFAULT`)."""
-    return importlib.import_module(f"{__name__}.{name}")
+    """The module of command `name` (one of `COMMANDS`, or `DEFAULT`); `class`'s is `class_` (a keyword)."""
+    return importlib.import_module(f"{__name__}.{name}{'_' if keyword.iskeyword(name) else ''}")
 
 
 def add_commands(parser: argparse.ArgumentParser) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutor.commands.common import confirmed, fail
@@ -12,8 +13,6 @@ from tutor.i18n import LANGUAGE_NAMES, pick, say
 from tutor.language import LANGUAGES
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tutor.lessons.parse import Lesson
     from tutor.progress import Progress, ProgressStore
 
@@ -27,8 +26,13 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "lessons": ("Lessons: {done} of {total} done", "课程：已完成 {done} / {total}"),
     "unknown_lesson": ("(no longer a lesson)", "（已不是现有课程）"),
     "quizzes": ("Quick checks: {n} taken", "小测验：做过 {n} 个"),
-    "quiz_line": ("{title}: {score}/{total}{best}{when}", "{title}：{score}/{total}{best}{when}"),
+    "quiz_line": ("{title}: {score}/{total}{best}{attempts}{when}", "{title}：{score}/{total}{best}{attempts}{when}"),
     "best": (" (best {best})", "（最好 {best}）"),
+    "attempts": (", {n} attempts", "，做了 {n} 次"),
+    "time_spent": ("  ({time})", "（{time}）"),
+    "minutes": ("{m} min", "{m} 分钟"),
+    "under_a_minute": ("< 1 min", "不到 1 分钟"),
+    "hours": ("{h} h {m:02d} min", "{h} 小时 {m} 分钟"),
     "exercises": ("Exercises: {passed} of {total} passed", "编程练习：通过 {passed} / {total}"),
     "tries": ("tries: {n}", "尝试 {n} 次"),
     "last": ("Last time:", "上次："),
@@ -50,21 +54,44 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "was_reset": ("Progress reset; the old file is kept as {aside}.", "进度已清除；旧文件保存为 {aside}。"),
     "was_reset_empty": ("Progress reset (there was nothing saved).", "进度已清除（之前没有保存的内容）。"),
     "cannot_reset": ("cannot reset progress in {path}: {reason}", "无法清除 {path} 中的进度：{reason}"),
+    "export_folder": (
+        "{path} is a folder: name the file to write, e.g. {example}",
+        "{path} 是文件夹：请给出要写入的文件名，例如 {example}",
+    ),
+    "cannot_export": ("cannot write {path}: {reason}", "无法写入 {path}：{reason}"),
+    "exported": (
+        "Wrote your progress to {path} ({done} of {total} lessons done): hand this file to your teacher.",
+        "进度已写入 {path}（已完成 {done} / {total} 课）：把这个文件交给老师即可。",
+    ),
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the summary")
-    parser.add_argument("--reset", action="store_true", help="forget all progress (the old file is kept aside)")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--reset", action="store_true", help="forget all progress (the old file is kept aside)")
+    what.add_argument(
+        "--json",
+        action="store_true",
+        help="print your record as JSON for your teacher (docs/progress-format.md): lessons done, quick-check "
+        "scores and attempts, exercises passed, time per lesson",
+    )
+    what.add_argument("--export", metavar="FILE", help="write the same JSON to FILE, to hand in")
+    parser.add_argument(
+        "--name",
+        help="with --json or --export: your name in the record (default: none; "
+        "the teacher's report then names you by the file's name)",
+    )
     parser.add_argument("--yes", action="store_true", help="with --reset: do not ask for confirmation")
 
 
 def run(args: argparse.Namespace) -> int:
     from tutor.lessons.course import lessons_folder
 
-    return run_progress(
-        args.lang, reset=args.reset, yes=args.yes, course=lessons_folder(getattr(args, "lessons", None))
-    )
+    course = lessons_folder(getattr(args, "lessons", None))
+    if args.json or args.export is not None:
+        return run_export(args.lang, args.export, name=args.name, course=course)
+    return run_progress(args.lang, reset=args.reset, yes=args.yes, course=course)
 
 
 def run_progress(lang: str, *, reset: bool, yes: bool, course: Path | None = None) -> int:
@@ -83,6 +110,55 @@ def run_progress(lang: str, *, reset: bool, yes: bool, course: Path | None = Non
     for line in summary(progress, store, lang, existed=existed, lessons=lessons):
         print(line)
     return 0
+
+
+def run_export(lang: str, target: str | None, *, name: str | None, course: Path | None = None) -> int:
+    """The record in the documented shape (tutor/progress_export.py): on stdout, or written to `target`."""
+    from tutor.lessons.course import session_lessons
+    from tutor.progress import ProgressStore, to_json
+    from tutor.progress_export import export_of
+
+    store = ProgressStore(lang=lang)
+    progress, notice = store.load()
+    if notice:
+        print(f"tutor: warning: {notice}", file=sys.stderr)
+    session = session_lessons(lang, course)
+    for lesson_notice in session.notices:
+        print(f"tutor: warning: {lesson_notice}", file=sys.stderr)
+    export = export_of(progress, session.lessons, lang, learner=(name or "").strip() or None)
+    text = to_json(export) + "\n"
+    if target is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        write_export(Path(target), text)
+    except IsADirectoryError:
+        return fail(pick(WORDS, "export_folder", lang, path=target, example=Path(target) / "progress-export.json"))
+    except OSError as error:
+        return fail(pick(WORDS, "cannot_export", lang, path=target, reason=error.strerror or error))
+    done = sum(1 for lesson in export["lessons"] if lesson["done"] and lesson["in_course"])
+    total = sum(1 for lesson in export["lessons"] if lesson["in_course"])
+    print(pick(WORDS, "exported", lang, path=target, done=done, total=total))
+    return 0
+
+
+def write_export(path: Path, text: str) -> None:
+    """`text` into `path` in one step (a temporary file beside it, renamed): a half-written export is never
+    handed in. A folder is refused (IsADirectoryError), whatever its name."""
+    import os
+    import tempfile
+
+    if path.is_dir():
+        raise IsADirectoryError(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would keep it from the teacher who collects it
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def run_reset(store: ProgressStore, lang: str, *, yes: bool) -> int:
@@ -115,7 +191,9 @@ def summary(
     done = set(progress.done)
     lines.append(pick(WORDS, "lessons", lang, done=len(done & set(titles)), total=len(lessons)))
     for n, lesson in enumerate(lessons, 1):
-        lines.append(f"  {'✓' if lesson.id in done else '·'} {n:>2}  {lesson.title}")
+        spent = progress.time_spent.get(lesson.id, 0.0)
+        time_spent = pick(WORDS, "time_spent", lang, time=time_words(spent, lang)) if spent >= 0.5 else ""
+        lines.append(f"  {'✓' if lesson.id in done else '·'} {n:>2}  {lesson.title}{time_spent}")
     lines += [
         f"  ✓  ?  {lesson_id} {pick(WORDS, 'unknown_lesson', lang)}"
         for lesson_id in progress.done
@@ -129,9 +207,12 @@ def summary(
             title = titles.get(lesson_id, lesson_id)
             score, total, best = record.get("score", "?"), record.get("total", "?"), record.get("best")
             best = pick(WORDS, "best", lang, best=best) if isinstance(best, int) and best != score else ""
-            lines.append(
-                "  " + pick(WORDS, "quiz_line", lang, title=title, score=score, total=total, best=best, when=when)
+            tries = record.get("attempts")
+            tries = pick(WORDS, "attempts", lang, n=tries) if isinstance(tries, int) and tries > 1 else ""
+            line = pick(
+                WORDS, "quiz_line", lang, title=title, score=score, total=total, best=best, attempts=tries, when=when
             )
+            lines.append("  " + line)
     names = list(dict.fromkeys([*EXERCISES, *progress.exercises]))
     if names:
         passed = sum(1 for name in names if _record(progress.exercises, name).get("passed") is True)
@@ -161,6 +242,16 @@ def summary(
     elif not done and not progress.quiz and not progress.exercises:
         lines += ["", pick(WORDS, "nothing_yet", lang)]
     return lines
+
+
+def time_words(seconds: float, lang: str) -> str:
+    """Time with a lesson open, to the minute: "< 1 min", "12 min", "1 h 05 min"."""
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return pick(WORDS, "under_a_minute", lang)
+    if minutes < 60:
+        return pick(WORDS, "minutes", lang, m=minutes)
+    return pick(WORDS, "hours", lang, h=minutes // 60, m=minutes % 60)
 
 
 def quoted(text: str, limit: int = 60) -> str:

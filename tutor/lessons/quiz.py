@@ -50,9 +50,19 @@ def lesson_quiz(lesson: Lesson) -> list[Question]:
 
 
 def grade(questions: list[Question], picks: list[int | None]) -> dict[str, Any]:
-    """The record kept in progress: score, total, the learner's picks and when."""
+    """The record kept in progress: score, total, the learner's picks and when (the quiz screen adds best and
+    attempts)."""
     score = sum(1 for q, pick in zip(questions, picks, strict=True) if pick == q.answer)
     return {"score": score, "total": len(questions), "picks": list(picks), "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
+def attempts_after(previous: dict[str, Any]) -> int:
+    """How many times the quick check has been taken, this time included, after `previous` (its saved record, or
+    {} if never taken). A record from a tutor that did not count attempts yet was one attempt."""
+    before = previous.get("attempts")
+    if isinstance(before, int) and not isinstance(before, bool) and before > 0:
+        return before + 1
+    return 2 if previous else 1
 
 
 def passed(record: object) -> bool:

@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 
 from tutor.i18n import pick
 from tutor.lessons.parse import Lesson
-from tutor.lessons.quiz import Question, grade
+from tutor.lessons.quiz import Question, attempts_after, grade
 from tutor.patches.footer_labels import localize_bindings
 from tutor.widgets.footer import TutorFooter
 
@@ -182,6 +182,7 @@ class QuizScreen(Screen[None]):
         previous = self.saved()
         best = previous.get("best", previous.get("score", 0))
         record["best"] = max(int(record["score"]), best if isinstance(best, int) else 0)  # type: ignore[call-overload]
+        record["attempts"] = attempts_after(previous)
         app.progress.quiz[self.lesson.id] = record  # type: ignore[attr-defined]
         app.save_now()  # type: ignore[attr-defined]
         self.notify(self.words("saved", score=record["score"], total=record["total"]))
