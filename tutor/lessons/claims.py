@@ -82,6 +82,13 @@ windows laid 16·k tokens later in the validation text (`shifted_loss[0]` is `va
 `M.heads.block[b].…`: block b's attention on `WALK_PROMPT`, over every query but the first,
 `prev_mean[h]` and `prev_min[h]` (head h's weight on the token just before the query: mean, least),
 `prev_head` (the head with the largest mean) and `others_max` (the largest mean of the other heads).
+
+`M.what_if.…`: the loss on the same validation windows with one piece of the trained model taken out (the edits
+of model/interventions.py, as alt+x makes them): `clean` (nothing taken out), and for block b `block[b].head[h]`
+(head h silenced), `.skip_attn`, `.skip_mlp` (a sublayer adding nothing), `.drop_attn`, `.drop_mlp` (a residual
+add taken out: y = F(x)), `.bypass_ln1`, `.bypass_ln2` (a LayerNorm as the identity; pre-norm models);
+`bypass_ln_final`; and over every block `drop_min`, `drop_max`, `bypass_min`, `bypass_max` (ln_final among them),
+`later_heads_max` (the most any one head of blocks 1 … costs: the largest of their losses).
 """
 
 from __future__ import annotations
@@ -278,7 +285,7 @@ def _learned_positions(wpe: Any) -> dict[str, Any]:
     }
 
 
-WINDOW_MEASURES = ("adam", "embedding", "stream", "shifted_loss")  # measured on validation windows
+WINDOW_MEASURES = ("adam", "embedding", "stream", "shifted_loss", "what_if")  # measured on validation windows
 SHIFT = 16  # tokens between two window sets of `shifted_loss`
 SHIFTS = 4
 
@@ -339,7 +346,43 @@ def _window_facts(name: str, key: str) -> Any:
             "norm": norms,
             "share": [100 * (b - a) / growth for a, b in itertools.pairwise(norms)] if growth else [],
         }
+    if key == "what_if":
+        return _what_if(gpt, inputs, targets)
     raise ClaimError(f"no window measure {key!r}")
+
+
+def _what_if(gpt: Any, inputs: Any, targets: Any) -> dict[str, Any]:
+    """The validation loss of `gpt` with one piece taken out at a time (see `M.what_if` in the docstring)."""
+    import model
+    from model.gradients import loss_only
+    from model.interventions import edited, plan_edits
+
+    n, cfg = inputs.shape[-1], gpt.config
+
+    def loss(*edits: Any) -> float:
+        return loss_only(edited(gpt, plan_edits(gpt, n, edits)) if edits else gpt, inputs, targets)
+
+    blocks = []
+    for b in range(cfg.n_layers):
+        block: dict[str, Any] = {"head": [loss(model.AblateHead(block=b, head=h)) for h in range(cfg.n_heads)]}
+        for sublayer in ("attn", "mlp"):
+            block[f"skip_{sublayer}"] = loss(model.SkipSublayer(block=b, sublayer=sublayer))
+            if cfg.residual:
+                block[f"drop_{sublayer}"] = loss(model.DropResidual(block=b, sublayer=sublayer))
+        if cfg.norm == "pre":
+            for norm in ("ln1", "ln2"):
+                block[f"bypass_{norm}"] = loss(model.BypassNorm(norm=f"blocks.{b}.{norm}"))
+        blocks.append(block)
+    facts: dict[str, Any] = {"clean": loss(), "block": blocks}
+    facts["later_heads_max"] = max((h for block in blocks[1:] for h in block["head"]), default=math.nan)
+    if cfg.residual:
+        drops = [block[f"drop_{s}"] for block in blocks for s in ("attn", "mlp")]
+        facts |= {"drop_min": min(drops), "drop_max": max(drops)}
+    if cfg.norm == "pre":
+        facts["bypass_ln_final"] = loss(model.BypassNorm(norm="ln_final"))
+        bypasses = [block[f"bypass_{n}"] for block in blocks for n in ("ln1", "ln2")] + [facts["bypass_ln_final"]]
+        facts |= {"bypass_min": min(bypasses), "bypass_max": max(bypasses)}
+    return facts
 
 
 @cache
