@@ -83,6 +83,11 @@ windows laid 16·k tokens later in the validation text (`shifted_loss[0]` is `va
 `prev_mean[h]` and `prev_min[h]` (head h's weight on the token just before the query: mean, least),
 `prev_head` (the head with the largest mean) and `others_max` (the largest mean of the other heads).
 
+`M.patching.…`: the patching view (tutor/patch_sweep.py) of `PATCH_CLEAN` patched into `PATCH_CORRUPTED`, one
+point at a time at every block's input: `block[b].restored[p]` (the share of logit[answer] − logit[wrong] that
+patching position p of block b's input brings back), `clean_diff`, `corrupted_diff` (that difference in the two
+runs) and `others_max` (the largest share, in size, at a position other than the last).
+
 `M.what_if.…`: the loss on the same validation windows with one piece of the trained model taken out (the edits
 of model/interventions.py, as alt+x makes them): `clean` (nothing taken out), and for block b `block[b].head[h]`
 (head h silenced), `.skip_attn`, `.skip_mlp` (a sublayer adding nothing), `.drop_attn`, `.drop_mlp` (a residual
@@ -105,6 +110,7 @@ from tutor.sentences import settled_from
 
 WALK_PROMPT = "猫追狗的一只猫"  # the prompt of the lessons' walks through the backward view
 LENS_PROMPT = "猫追狗"  # the prompt of the lessons' logit lens and sampling examples
+PATCH_CLEAN, PATCH_CORRUPTED = "猫追狗", "狗追猫"  # the lessons' patching: the first patched into the second
 CONFIG_MEASURES = ("vocab_size", "d_model", "n_layers", "n_heads", "d_mlp", "n_ctx")
 _PATH_PART = re.compile(r"(?P<key>[A-Za-z_]\w*)(?:\[(?P<index>-?\d+)\])?$")
 _NUMBER = re.compile(r"[-−]?\d+(?:[ \u2009\u202f,]\d{3})*(?:\.\d+)?(?:e[-−+]?\d+)?$")
@@ -147,6 +153,7 @@ def _model_facts(name: str) -> dict[str, Any]:
     facts["lens"] = _lens(gpt)
     facts["sample"] = _sample(gpt)
     facts["heads"] = _heads(gpt)
+    facts["patching"] = _patching(gpt)
     if info:
         facts |= {
             "val_loss": info["val_loss"][-1][1],
@@ -268,6 +275,22 @@ def _heads(gpt: Any) -> dict[str, Any]:
             }
         )
     return {"block": blocks}
+
+
+def _patching(gpt: Any) -> dict[str, Any]:
+    """The patching view of `PATCH_CLEAN` patched into `PATCH_CORRUPTED` (tutor/patch_sweep.py, as the app draws it)."""
+    from tutor.patch_sweep import patch_sweep
+
+    sweep = patch_sweep(gpt, PATCH_CLEAN, gpt.run(PATCH_CLEAN), gpt.run(PATCH_CORRUPTED))
+    if sweep.grid is None:
+        return {}
+    grid = sweep.grid
+    return {
+        "clean_diff": sweep.source_difference,
+        "corrupted_diff": sweep.prompt_difference,
+        "block": [{"restored": [float(v) for v in row]} for row in grid],
+        "others_max": float(abs(grid[:, :-1]).max()),  # the largest share, in size, of a position but the last
+    }
 
 
 def _learned_positions(wpe: Any) -> dict[str, Any]:
