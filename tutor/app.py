@@ -94,7 +94,7 @@ def what_if_commands(screen: MainScreen, lang: str) -> Iterator[tuple[str, Any, 
         yield (
             pick(WORDS, "undo_command", lang, edit=asked.words(lang)),
             lambda i=index: screen.action_remove_edit(i),
-            f"alt+{index + 1}",
+            "",
         )
     if screen.place.edits:
         yield (pick(WORDS, "clear_command", lang), screen.action_clear_edits, "alt+X")

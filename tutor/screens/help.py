@@ -37,9 +37,9 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     (
         "alt+x · alt+p · alt+X",
         "what if? take out the piece at this step (a LayerNorm, the selected head, an MLP, a residual add) or put it"
-        " back · patch this point from another prompt · take back every edit (alt+1 … alt+8: one)",
+        " back · patch this point from another prompt · take back every edit (one: a click on it, or ctrl+p)",
         "假如？拿掉这一步的部件（LayerNorm、选中的注意力头、MLP、残差相加），或者放回去 · 用另一个提示词替换这一点的值"
-        " · 撤回所有改动（alt+1 … alt+8：撤回其中一处）",
+        " · 撤回所有改动（撤回其中一处：点击它，或用 ctrl+p）",
     ),
     ("F9", "the lesson's links, to follow without a mouse", "本课的链接，不用鼠标也能执行"),
     (

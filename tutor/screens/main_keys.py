@@ -46,7 +46,6 @@ MAIN_KEYS = [
     Binding("alt+x", "edit_step", "What if", key_display="alt+x", show=False, priority=True),  # F1, ^p list it
     Binding("alt+shift+x", "clear_edits", "Clear edits", show=False, priority=True),
     Binding("alt+p", "patch_point", "Patch", show=False, priority=True),
-    *[Binding(f"alt+{n + 1}", f"remove_edit({n})", show=False, priority=True) for n in range(8)],
     # single keys, only when the prompt does not have the focus (the input would type them)
     Binding("j", "step(1)", show=False),
     Binding("k", "step(-1)", show=False),

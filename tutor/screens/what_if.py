@@ -1,5 +1,5 @@
 """The main screen's "what if?": edits of the model shown, made from the step on screen (alt+x), a point patched
-from another prompt (alt+p), each taken back from the edits bar (a click, or alt+1 … alt+8) or all at once
+from another prompt (alt+p), each taken back from the edits bar (a click, or the palette) or all at once
 (alt+X). The edits themselves: tutor/edits.py; the pass with them: passes.py."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ WORDS: dict[str, Words] = {
     ),
     "no_patch_here": ("No point to patch at {step}.", "{step} 这一步没有可以替换的点。"),
     "edit_added": (
-        "What if: {edit}. alt+{n} (or a click on it above the panels) takes it back.",
-        "假如：{edit}。按 alt+{n}（或点击面板上方的这一项）撤回。",
+        "What if: {edit}. A click on it above the panels (or ctrl+p) takes it back; alt+X takes back every edit.",
+        "假如：{edit}。点击面板上方的这一项（或用 ctrl+p）可以撤回；alt+X 撤回所有改动。",
     ),
     "edit_removed": ("Taken back: {edit}.", "已撤回：{edit}。"),
     "edits_full": ("At most {n} edits at once: take one back first.", "最多同时改动 {n} 处：请先撤回一处。"),
@@ -65,11 +65,11 @@ class WhatIf(Screen[None]):
             self.notify(say(WORDS["edits_full"], self.lang, n=MAX_EDITS), severity="warning")
             return
         words = WORDS["edit_added" if added else "edit_removed"]
-        self.notify(say(words, self.lang, edit=edit.words(self.lang), n=len(self.place.edits)))
+        self.notify(say(words, self.lang, edit=edit.words(self.lang)))
         self.edits_changed()
 
     def action_remove_edit(self, index: int) -> None:
-        """A click on an edit in the bar (or alt+1 … alt+8): that one taken back."""
+        """A click on an edit in the bar (or its palette command): that one taken back."""
         if index < len(self.place.edits):
             edit = self.place.edits[index]
             self.place.remove_edit(index)
