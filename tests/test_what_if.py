@@ -302,3 +302,25 @@ async def test_the_patching_view_shows_the_sweep_of_the_patchs_other_prompt(stor
         await app.follow_href("tutor:show?edit=head:0.1")  # no patch: no patching view
         await settle(pilot)
         assert not app.main.query_one("PatchingPanel").display
+
+
+async def test_the_palette_offers_the_edits_of_the_step_on_screen(store) -> None:
+    from tutor.app import what_if_commands
+
+    app = make_app(store, lang="zh")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        main = app.main
+        main.set_prompt("猫追狗")
+        await settle(pilot)
+        main.goto_step_name("blocks.1.attn")
+        main.place.set_head(2)
+        titles = [title for title, _, _ in what_if_commands(main, "zh")]
+        assert titles == ["假如：第 1 块的 2 号头置零", "假如：用另一个提示词替换这一点的值"]
+        [edit_now, *_] = list(what_if_commands(main, "zh"))
+        edit_now[1]()
+        await settle(pilot)
+        titles = [title for title, _, _ in what_if_commands(main, "zh")]
+        assert titles[0] == "撤回：第 1 块的 2 号头置零" and titles[-1].startswith("撤回所有改动")
+        main.goto_step_name("embed")
+        assert [title for title, _, _ in what_if_commands(main, "zh")][0] == "假如：用另一个提示词替换这一点的值"
