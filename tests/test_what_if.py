@@ -323,4 +323,23 @@ async def test_the_palette_offers_the_edits_of_the_step_on_screen(store) -> None
         titles = [title for title, _, _ in what_if_commands(main, "zh")]
         assert titles[0] == "撤回：第 1 块的 2 号头置零" and titles[-1].startswith("撤回所有改动")
         main.goto_step_name("embed")
-        assert [title for title, _, _ in what_if_commands(main, "zh")][0] == "假如：用另一个提示词替换这一点的值"
+        assert next(title for title, _, _ in what_if_commands(main, "zh")) == "假如：用另一个提示词替换这一点的值"
+
+
+async def test_an_edited_step_says_so_where_its_formula_is(store) -> None:
+    """The step's formula is the trained model's: an edited step says what was changed before it, and a bypassed
+    LayerNorm's panels show x's own μ and σ, not the identity's 0 and 1 the trace records."""
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await app.follow_href("tutor:show?prompt=猫追狗&step=blocks.1.ln2&panel=layernorm&edit=bypass:blocks.1.ln2")
+        await settle(pilot)
+        info = screen_text(app, "#stepinfo")
+        assert "✕ blocks.1.ln2 bypassed: LN(x) = x" in info
+        x = app.main.place.trace["blocks.1.hook_resid_mid"].astype(np.float64)
+        shown = screen_text(app, "#panels")
+        assert "What if: bypassed, LN(x) = x" in shown
+        assert f"{x[0].mean():+.3f} {x[0].std():.3f}" in " ".join(shown.split())
+        await app.follow_href("tutor:show?step=blocks.2.ln2")  # another step: its formula as trained
+        await settle(pilot)
+        assert "✕" not in screen_text(app, "#stepinfo")

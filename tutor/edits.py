@@ -198,6 +198,38 @@ def patch_edit(step: Step, head: int, token: int, source: str) -> Edit | None:
     return Edit("patch", block=_block_of(hook), hook=hook, token=token, source=source)
 
 
+def edits_at(step: Step, edits: Sequence[Edit]) -> list[Edit]:
+    """The edits that act at `step`: its LayerNorm bypassed, a head of its attention silenced, its sublayer
+    skipped, its residual add taken out, the point it writes (or reads) patched."""
+    found = []
+    for edit in edits:
+        if edit.kind == "bypass":
+            hit = step.kind == "norm" and step.name == edit.hook
+        elif edit.kind == "head":
+            hit = step.kind == "attention" and step.block == edit.block
+        elif edit.kind == "skip":
+            hit = step.block == edit.block and step.kind == ("attention" if edit.sublayer == "attn" else "mlp")
+        elif edit.kind == "drop":
+            hit = step.kind == "residual" and step.name == f"blocks.{edit.block}.{edit.sublayer}_add"
+        elif edit.hook.endswith("attn.hook_z"):
+            hit = step.kind == "attention" and step.block == edit.block
+        else:
+            hit = (step.kind != "norm" and edit.hook == step.out_hook) or (
+                step.kind == "norm" and edit.hook == step.in_hook
+            )
+        if hit:
+            found.append(edit)
+    return found
+
+
+def fitting(edited: EditedRun | None) -> list[Edit]:
+    """The edits an edited run was made with: those asked, less those that did not fit."""
+    if edited is None:
+        return []
+    unfit = {edit for edit, _ in edited.unfit}
+    return [edit for edit in edited.asked if edit not in unfit]
+
+
 # -- from the learner's edits to the model's --------------------------------------------------------------------
 
 

@@ -49,6 +49,16 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
     "ln_input": ("input x", "输入 x"),
     "ln_xhat": ("x̂ = (x − μ)/√(σ²+ε)", "x̂ = (x − μ)/√(σ²+ε)"),
     "ln_output": ("output γ·x̂ + β", "输出 γ·x̂ + β"),
+    "ln_bypassed": (
+        "What if: bypassed, LN(x) = x — no centring, no scaling, no γ, β: x̂ and y are x itself (μ, σ: what"
+        " this LayerNorm would have divided out)",
+        "假如：绕过了，LN(x) = x——不减均值、不除标准差、不乘 γ 不加 β：x̂ 和 y 就是 x 本身（μ、σ：这个"
+        " LayerNorm 本来会除掉的量）",
+    ),
+    "ln_frozen": (
+        "What if: μ and √(σ²+ε) frozen from another prompt's run (the columns show the frozen ones)",
+        "假如：μ 和 √(σ²+ε) 固定为另一个提示词算出的值（表中列出的就是固定的值）",
+    ),
     "ln_gamma": (
         "γ: mean {gm}, std {gs} · β: mean {bm}, std {bs}",
         "γ：均值 {gm}，标准差 {gs} · β：均值 {bm}，标准差 {bs}",
@@ -75,6 +85,10 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
     "attn_title": (
         "Block {block} · head {head}/{heads} · row = query, column = key",
         "第 {block} 块 · 头 {head}/{heads} · 行 = 查询，列 = 键",
+    ),
+    "attn_silenced": (
+        " · silenced: its z ← 0 (the pattern is still computed; nothing it reads goes on)",
+        " · 已置零：z ← 0（注意力图照样算出，但它读到的东西不再往下传）",
     ),
     "next_title": ("After {token} (position {pos}) the model guesses:", "在 {token}（位置 {pos}）之后，模型猜："),
     "step_of": ("Step {i}/{n}", "步骤 {i}/{n}"),
@@ -339,6 +353,10 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
     "sv_ln_token": (
         "{token}: x → x̂ → y = γ·x̂ + β (colour: each row on its own scale)",
         "{token}：x → x̂ → y = γ·x̂ + β（颜色：每行各用自己的刻度）",
+    ),
+    "sv_ln_bypassed": (
+        "{token}: bypassed (what if): x̂ = y = x, no μ, σ, γ or β applied",
+        "{token}：已绕过（假如）：x̂ = y = x，没有减 μ、除 σ，也没有乘 γ、加 β",
     ),
     "sv_ln_note": ("{token}: μ {mu}, √(σ²+ε) {s}", "{token}：μ {mu}，√(σ²+ε) {s}"),
     "sv_attn_in": ("input ({hook})", "输入（{hook}）"),

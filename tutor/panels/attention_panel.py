@@ -21,7 +21,7 @@ from textual.content import Content
 from textual.events import Resize
 from textual.widgets import Static
 
-from model import Trace, causal_mask
+from model import AblateHead, Trace, causal_mask
 from tutor.i18n import t
 from tutor.number_style import SHADES, probability_style, sequential_style, shade_glyph, visible_piece
 from tutor.sentences import attention_most
@@ -118,10 +118,12 @@ class AttentionPanel(Vertical):
             self.say("#attn-readout", "")
             self.grid.set_rows([], [])
             return
+        silenced = {e.head for e in trace.edits if isinstance(e, AblateHead) and e.block == view.block}
         self.say(
             "#attn-title",
             t("attn_title", lang, block=view.block, head=head, heads=cfg.n_heads)
-            + (t("attn_masked", lang) if cfg.causal else "  " + t("no_mask", lang)),
+            + (t("attn_masked", lang) if cfg.causal else "  " + t("no_mask", lang))
+            + (t("attn_silenced", lang) if head in silenced else ""),
         )
         patterns = self.masked_patterns(trace, view.block)
         n, q = view.n_tokens, view.token
@@ -129,7 +131,7 @@ class AttentionPanel(Vertical):
         caption = t("attn_heads", lang, heads=cfg.n_heads, q=q, piece=pieces[q])
         scrollbar = 1 if 10 + 6 * n > self.size.width else 0  # the big grid's, when its keys do not all fit
         self.heads.set_maps(
-            [MiniMap(str(h), patterns[h], h == head) for h in range(cfg.n_heads)],
+            [MiniMap(f"{h}✕" if h in silenced else str(h), patterns[h], h == head) for h in range(cfg.n_heads)],
             caption=caption,
             selected_row=q,
             focus=(q, q),

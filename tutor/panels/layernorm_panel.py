@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 
-from model import Step, Trace
+from model import BypassNorm, Step, Trace
 from tutor.i18n import t
 from tutor.number_style import visible_piece
 from tutor.panels.step_vectors_panel import dims, ln_prefix, norm_token_rows, short_hook, token_rows
@@ -49,6 +49,10 @@ class LayerNormPanel(LiveStatic):
         x_hat = trace[prefix + ".hook_xhat"].astype(np.float64)
         y = trace[step.out_hook].astype(np.float64)
         mu, scale = trace[prefix + ".hook_mean"][:, 0], trace[prefix + ".hook_scale"][:, 0]
+        bypass = next((e for e in trace.edits if isinstance(e, BypassNorm) and e.norm == prefix), None)
+        bypassed = bypass is not None and bypass.frozen_from is None
+        if bypassed:  # what if: LN(x) = x. The trace holds the identity's 0 and 1; the columns say x's own μ, σ
+            mu, scale = x.mean(axis=-1), np.sqrt(x.var(axis=-1) + view.gpt.config.ln_eps)
         d = x.shape[-1]
         columns = [Column(shrink=True)]  # narrow: the token labels give way, never the digits
         columns += [Column(h, justify="right") for h in ("μ", "σ", "√(σ²+ε)", "μ(x̂)", "σ(x̂)", "‖x̂‖", "μ(y)", "σ(y)")]
@@ -77,6 +81,10 @@ class LayerNormPanel(LiveStatic):
             f"  →  {t('ln_output', lang)}",
             style="dim",
         )
+        if bypassed:
+            legend = Text(t("ln_bypassed", lang), style="bold yellow")
+        elif bypass is not None:
+            legend = Text(t("ln_frozen", lang), style="bold yellow")
         gamma_line = Text(
             t(
                 "ln_gamma",

@@ -7,6 +7,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from model import Step
+from tutor.edits import edits_at, fitting
 from tutor.i18n import BACKWARD_FORMULAS, EMBED_FORMULAS, FORMULAS, t
 from tutor.number_style import grad_text
 from tutor.step_words import step_label
@@ -55,12 +56,15 @@ class StepInfo(LiveStatic):
         if view.backward:
             self.show_backward(view)
             return
+        formula = EMBED_FORMULAS[view.gpt.config.positional] if step.kind == "embed" else FORMULAS[step.kind]
+        here = edits_at(step, fitting(view.edited))  # what if: this step is not what the formula says
         text = Text.assemble(
             # counted from 1, as lessons and heads are
             (t("step_of", lang, i=step.index + 1, n=len(view.trace.steps)) + " · ", "dim"),
             (step_label(step, lang), "bold"),
             "\n",
-            (EMBED_FORMULAS[view.gpt.config.positional] if step.kind == "embed" else FORMULAS[step.kind], "italic"),
+            ("✕ " + " · ".join(edit.words(lang) for edit in here) + "  ", "bold yellow") if here else "",
+            (formula, "dim italic" if here else "italic"),
             no_wrap=True,
             overflow="ellipsis",
         )
