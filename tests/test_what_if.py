@@ -339,7 +339,8 @@ async def test_an_edited_step_says_so_where_its_formula_is(store) -> None:
         x = app.main.place.trace["blocks.1.hook_resid_mid"].astype(np.float64)
         shown = screen_text(app, "#panels")
         assert "What if: bypassed, LN(x) = x" in shown
-        assert f"{x[0].mean():+.3f} {x[0].std():.3f}" in " ".join(shown.split())
+        row = next(line.split() for line in shown.split("\n") if line.strip().startswith("0 猫"))
+        assert row[2:5] == [f"{x[0].mean():+.3f}", f"{x[0].std():.3f}", f"{np.sqrt(x[0].var() + 1e-5):.3f}"]
         await app.follow_href("tutor:show?step=blocks.2.ln2")  # another step: its formula as trained
         await settle(pilot)
         assert "✕" not in screen_text(app, "#stepinfo")
