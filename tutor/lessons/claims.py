@@ -92,8 +92,9 @@ runs) and `others_max` (the largest share, in size, at a position other than the
 of model/interventions.py, as alt+x makes them): `clean` (nothing taken out), and for block b `block[b].head[h]`
 (head h silenced), `.skip_attn`, `.skip_mlp` (a sublayer adding nothing), `.drop_attn`, `.drop_mlp` (a residual
 add taken out: y = F(x)), `.bypass_ln1`, `.bypass_ln2` (a LayerNorm as the identity; pre-norm models);
-`bypass_ln_final`; and over every block `drop_min`, `drop_max`, `bypass_min`, `bypass_max` (ln_final among them),
-`later_heads_max` (the most any one head of blocks 1 … costs: the largest of their losses).
+`bypass_ln_final`, `.ln1_in_norm`, `.ln1_out_norm`, `.ln2_in_norm`, `.ln2_out_norm` (the mean ‖x‖ a LayerNorm
+reads and the mean ‖LN(x)‖ its sublayer gets; bypassed, the sublayer gets the first); and over every block
+`drop_min`, `drop_max`, `bypass_min`, `bypass_max` (ln_final among them), `later_heads_max` (the most any one head of blocks 1 … costs: the largest of their losses).
 """
 
 from __future__ import annotations
@@ -376,6 +377,8 @@ def _window_facts(name: str, key: str) -> Any:
 
 def _what_if(gpt: Any, inputs: Any, targets: Any) -> dict[str, Any]:
     """The validation loss of `gpt` with one piece taken out at a time (see `M.what_if` in the docstring)."""
+    import numpy as np
+
     import model
     from model.gradients import loss_only
     from model.interventions import edited, plan_edits
@@ -396,6 +399,15 @@ def _what_if(gpt: Any, inputs: Any, targets: Any) -> dict[str, Any]:
             for norm in ("ln1", "ln2"):
                 block[f"bypass_{norm}"] = loss(model.BypassNorm(norm=f"blocks.{b}.{norm}"))
         blocks.append(block)
+    if cfg.norm == "pre":  # what a sublayer reads with its LayerNorm and without: the mean ‖LN(x)‖ and ‖x‖
+        from model.gradients import record_forward
+
+        _, acts = record_forward(gpt, inputs)
+        for b, block in enumerate(blocks):
+            for norm, stream in (("ln1", "hook_resid_pre"), ("ln2", "hook_resid_mid")):
+                out = acts[f"blocks.{b}.{norm}.hook_normalized"].astype(np.float64)
+                block[f"{norm}_out_norm"] = float(np.linalg.norm(out, axis=-1).mean())
+                block[f"{norm}_in_norm"] = float(np.linalg.norm(acts[f"blocks.{b}.{stream}"], axis=-1).mean())
     facts: dict[str, Any] = {"clean": loss(), "block": blocks}
     facts["later_heads_max"] = max((h for block in blocks[1:] for h in block["head"]), default=math.nan)
     if cfg.residual:
