@@ -94,7 +94,8 @@ of model/interventions.py, as alt+x makes them): `clean` (nothing taken out), an
 add taken out: y = F(x)), `.bypass_ln1`, `.bypass_ln2` (a LayerNorm as the identity; pre-norm models);
 `bypass_ln_final`, `.ln1_in_norm`, `.ln1_out_norm`, `.ln2_in_norm`, `.ln2_out_norm` (the mean ‖x‖ a LayerNorm
 reads and the mean ‖LN(x)‖ its sublayer gets; bypassed, the sublayer gets the first); and over every block
-`drop_min`, `drop_max`, `bypass_min`, `bypass_max` (ln_final among them), `later_heads_max` (the most any one head of blocks 1 … costs: the largest of their losses).
+`drop_min`, `drop_max`, `bypass_min`, `bypass_max` (ln_final among them), `later_heads_max` (the most any one
+head of blocks 1 … costs: the largest of their losses).
 """
 
 from __future__ import annotations
