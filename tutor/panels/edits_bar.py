@@ -44,10 +44,13 @@ def change(clean: float, edited: float, digits: int = 2) -> str:
 class EditsBar(LiveStatic):
     """A few lines above the panels: the edits (a click takes one back), then edited against clean."""
 
+    _rows = 0  # the height it has while shown: it grows to what the text needs and does not shrink back
+
     def show(self, view: View) -> None:
         edited = view.edited
         self.display = edited is not None
         if edited is None:
+            self._rows = 0
             return
         lang = view.lang
         unfit = {edit for edit, _ in edited.unfit}
@@ -65,7 +68,13 @@ class EditsBar(LiveStatic):
         else:
             lines.append(self.change_line(view))
         content = Content.from_markup("\n".join(lines))
-        self.show_content(content, content.get_height({}, max(1, self.available_width)))  # rows as wrapped
+        # a line less would lay the whole screen out again on the next key that adds it back (an edit toggled
+        # on and off at each step): the bar keeps its rows while it is shown
+        rows = max(self._rows, content.get_height({}, max(1, self.available_width)))
+        if rows != self._rows:
+            self._rows = rows
+            self.styles.height = rows
+        self.show_content(content, rows)
 
     def change_line(self, view: View) -> str:
         """Edited against clean at the step and token on screen; every number is from the two traces."""
