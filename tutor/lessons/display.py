@@ -16,9 +16,9 @@ from tutor.lessons.reading import text_minutes, text_size
 def fold_line(fold: Fold, lang: str, opened: bool) -> str:
     """A fold's own line, a link that opens or closes it: "▸ summary · 320 words · 2 min"."""
     words, characters = text_size(fold.text)
-    size = words if lang == "en" else words + characters  # 字: Chinese characters and the Latin words among them
+    key = "fold_open" if opened else "fold_closed"
     label = t(
-        "fold_open" if opened else "fold_closed", lang, summary=fold.summary, count=size, m=text_minutes(fold.text)
+        key, lang, summary=fold.summary, n_words=words, n_characters=words + characters, m=text_minutes(fold.text)
     )
     return f"[**{_escaped(label)}**]({FOLD_SCHEME}{fold.n})"
 
