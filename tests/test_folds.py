@@ -12,7 +12,7 @@ from tutor.lessons.display import display_markdown
 from tutor.lessons.parse import parse_lesson
 from tutor.lessons.reading import reading_minutes
 
-DERIVATION = "tiny has 1044 tokens. " + "A long derivation step by step. " * 120
+DERIVATION = "tiny has 1044 tokens. " + "A long derivation step by step. " * 120 + "[Inside](tutor:show?step=embed)."
 FOLD = f"<details><summary>Why 1044</summary>\n\n{DERIVATION}\n\n</details>"
 CLAIMS = '```tutor-claims\n"1044" = "tiny.vocab_size"\n```'
 
@@ -47,16 +47,16 @@ def test_a_closed_fold_is_one_line_with_its_length_and_the_reading_time_leaves_i
     root = write_tree(tmp_path, en=lesson_text("en") + f"\n{FOLD}\n", zh=lesson_text("zh") + f"\n{FOLD}\n")
     en = parse_lesson(root / "en" / "01-demo.md", "en")
     shown = display_markdown(en)
-    assert "[**▸ Why 1044 · 724 words · 4 min**](fold:0)" in shown and "derivation" not in shown
+    assert "[**▸ Why 1044 · 725 words · 4 min**](fold:0)" in shown and "derivation" not in shown
     opened = display_markdown(en, frozenset({0}))
     assert "▾ Why 1044" in opened and DERIVATION in opened and "[▴ Close: Why 1044](fold:0)" in opened
     assert reading_minutes(en) == 1  # the lesson's own text; the fold says its 4 minutes itself
     zh = parse_lesson(root / "zh" / "01-demo.md", "zh")
-    assert "▸ Why 1044 · 724 字 · 约 4 分钟" in display_markdown(zh)
+    assert "▸ Why 1044 · 725 字 · 约 4 分钟" in display_markdown(zh)
 
 
 async def test_the_learner_opens_and_closes_a_fold_by_key_and_by_click(store, tmp_path: Path) -> None:
-    from helpers import make_app, settle
+    from helpers import make_app, screen_text, settle
 
     from tutor.widgets.lesson_view import LessonView
 
@@ -80,3 +80,7 @@ async def test_the_learner_opens_and_closes_a_fold_by_key_and_by_click(store, tm
         view.scroll_home(animate=False)
         await settle(pilot)
         assert view.fold_in_view() is None and view.check_action("toggle_fold", ()) is False
+        view.toggle_fold(0)  # closed again: its link is still the lesson's, in F9's list
+        await pilot.press("f9")
+        await pilot.pause()
+        assert "Inside" in screen_text(app)
