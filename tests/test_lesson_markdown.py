@@ -111,7 +111,7 @@ def test_a_table_of_numbers_keeps_its_rows_whole_and_the_lesson_scrolls_sideways
         for line in lines
     )
     lines, widest = lesson_lines("en", "using-tutor", 47)  # a table of prose wraps to the view instead
-    assert widest == 47 and any("lesson 10; open it" in line for line in lines)
+    assert widest == 47 and any("lesson 11; open it" in line for line in lines)
 
 
 async def test_the_lesson_view_scrolls_sideways_to_a_wide_table(store) -> None:

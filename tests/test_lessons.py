@@ -82,7 +82,7 @@ def test_shipped_lessons_pass_the_checker() -> None:
 def test_shipped_lessons_cover_the_topics_in_order() -> None:
     ids = [lesson.id for lesson in load_lessons("en")]
     expected = ["using-tutor", "tokens", "attention", "order", "sinusoidal", "learned-rope", "layernorm", "residual"]
-    expected += ["norm-placement", "forward-pass"]
+    expected += ["gradient-walk", "norm-placement", "forward-pass"]
     assert ids == expected
     assert [lesson.id for lesson in load_lessons("zh")] == ids
 

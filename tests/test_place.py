@@ -127,7 +127,7 @@ def test_a_link_waits_for_the_prompt_it_brings(place: Place, gpt: GPT) -> None:
 
 
 def test_a_link_naming_a_step_but_no_direction_reads_forwards(place: Place, gpt: GPT) -> None:
-    """Lesson 8's walk turns backwards; the next lesson's links name forward steps and showed them backwards."""
+    """Lesson 9's walk turns backwards; the next lesson's links name forward steps and showed them backwards."""
     place.receive(gpt.run("猫追狗"), "猫追狗")
     place.show({"direction": "backward", "step": "unembed"})
     assert place.direction == BACKWARD

@@ -415,3 +415,21 @@ def test_notices_speak_the_learners_language(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     blocked = ProgressStore(tmp_path / "a-file" / "progress.json", lang="zh")
     assert "无法把进度保存到" in (blocked.save(Progress(done=["tokens"])) or "")
+
+
+def test_a_file_from_before_lesson_8_was_split_keeps_its_progress(path: Path) -> None:
+    """Lesson 8 ("residual") became lessons 8 and 9 ("gradient-walk"): a learner whose older file has lesson 8 done
+    read both halves, and has both done; their quiz score and place stay; the file is written in the new version."""
+    old = {"version": 1, "done": ["tokens", "residual", "layernorm"], "quiz": {"residual": {"score": 4, "total": 4}}}
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({**old, "last": {"lesson": "residual"}}), encoding="utf-8")
+    store = ProgressStore(path)
+    progress, notice = store.load()
+    assert notice is None and progress.done == ["tokens", "residual", "gradient-walk", "layernorm"]
+    assert progress.quiz == old["quiz"] and progress.last == {"lesson": "residual"}
+    assert store.save(progress) is None and json.loads(path.read_text(encoding="utf-8"))["version"] == 2
+    assert ProgressStore(path).load()[0].done == progress.done
+    path.write_text('{"version": 1, "done": ["tokens"]}', encoding="utf-8")  # lesson 8 not done: nothing added
+    assert ProgressStore(path).load()[0].done == ["tokens"]
+    path.write_text('{"version": 2, "done": ["residual"]}', encoding="utf-8")  # after the split: the first half only
+    assert ProgressStore(path).load()[0].done == ["residual"]

@@ -150,7 +150,7 @@ async def test_the_lesson_list_shows_quiz_scores(store) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 async def test_code_in_a_quiz_is_shown_as_code_not_as_backticks(store, lang: str) -> None:
-    """Lesson 9's quiz names the `deep` model in its question, a choice, an explanation and so the score view:
+    """Lesson 10's quiz names the `deep` model in its question, a choice, an explanation and so the score view:
     each showed its backticks."""
     app = make_app(store, content_dir(), lang=lang)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -15,7 +15,16 @@ from tutor.screens.main import MainScreen
 from tutor.screens.main_keys import FOOTER
 from tutor.widgets.position_pictures import PositionPictures
 
-ORDER = {"using-tutor": 0, "tokens": 1, "attention": 2, "order": 3, "sinusoidal": 4, "layernorm": 6, "residual": 7}
+ORDER = {
+    "using-tutor": 0,
+    "tokens": 1,
+    "attention": 2,
+    "order": 3,
+    "sinusoidal": 4,
+    "layernorm": 6,
+    "residual": 7,
+    "gradient-walk": 8,
+}
 
 
 def test_each_detail_waits_for_its_lesson_and_no_longer() -> None:

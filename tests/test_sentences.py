@@ -127,7 +127,7 @@ def test_the_residual_sentence_is_true_for_any_two_paths(pair: tuple[list[float]
 
 
 def test_the_residual_sentence_of_the_issue_s_example() -> None:
-    """Lesson 8's walk, block 3's add, token 只: cos −0.04 and sum ÷ identity 1.04 — larger, though cos < 0."""
+    """Lesson 9's walk, block 3's add, token 只: cos −0.04 and sum ÷ identity 1.04 — larger, though cos < 0."""
     identity, through = 1.0, 0.3
     cos = -0.04
     total = float(np.sqrt(identity**2 + through**2 + 2 * identity * through * cos))

@@ -142,6 +142,11 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
         "课文占满了窗口：按 F3（或 /）回到提示词，再输入。",
     ),
     "answers_line": ("Hints and answers: ", "提示与答案："),  # the links follow at once
+    # a fold's own line (tutor/lessons/folds.py): ▸ closed, ▾ open; its length as the lesson list gives a lesson's
+    # (words: English words; characters: Chinese characters and the Latin words among them)
+    "fold_closed": ("▸ {summary} · {n_words} words · {m} min", "▸ {summary} · {n_characters} 字 · 约 {m} 分钟"),
+    "fold_open": ("▾ {summary} · {n_words} words · {m} min", "▾ {summary} · {n_characters} 字 · 约 {m} 分钟"),
+    "fold_end": ("▴ Close: {summary}", "▴ 收起：{summary}"),
     "answer_item": ("Exercise {n}: hint and answer", "练习 {n}：提示与答案"),
     "no_answer": ("Lesson '{id}' has no hint for exercise {n}.", "课程“{id}”的练习 {n} 没有提示。"),
     "answer_title": ("{title} · exercise {n}", "{title} · 练习 {n}"),

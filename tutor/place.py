@@ -302,7 +302,7 @@ class Place:
         if params.get("direction") in (FORWARD, BACKWARD):
             self.direction = params["direction"]
         elif "step" in params:  # a step named without a direction is read forwards: backward mode from an earlier
-            self.direction = FORWARD  # link (lesson 8's walk) no longer carries over into the next lesson's links
+            self.direction = FORWARD  # link (lesson 9's walk) no longer carries over into the next lesson's links
         if "step" in params:
             if "prompt" in params or self.trace is None:  # a model switched to has no pass yet either
                 self.pending_step = params["step"]

@@ -30,7 +30,11 @@ from typing import Any
 
 from tutor.i18n import pick
 
-VERSION = 1
+VERSION = 2
+# A lesson split in two keeps its id for its first half; a learner whose file (written before the split) has it
+# done read both halves. file version → {the split lesson's id: the second half's id}. Version 2: lesson 8
+# ("residual") became 8 and 9 ("gradient-walk": the no-residual collapse and the walk back).
+SPLIT_SINCE: dict[int, dict[str, str]] = {1: {"residual": "gradient-walk"}}
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "kept_aside": (
         "progress file was unreadable ({problem}); kept it as {aside}, starting afresh",
@@ -117,11 +121,15 @@ class Progress:
 
     @classmethod
     def from_json(cls, data: Any) -> Progress:
-        if not isinstance(data, dict) or data.get("version") != VERSION:
+        version = data.get("version") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or version not in (*SPLIT_SINCE, VERSION):
             raise ValueError("not a tutor progress file of this version")
         done = data.get("done", [])
         if not isinstance(done, list) or not all(isinstance(d, str) for d in done):
             raise ValueError("'done' must be a list of lesson ids")
+        for old in range(version, VERSION):  # an older file: a lesson since split is done in both its halves
+            split = SPLIT_SINCE.get(old, {})
+            done = [half for lesson in done for half in (lesson, split.get(lesson)) if half is not None]
         parts = {key: data.get(key, {}) for key in ("quiz", "exercises", "last")}
         if not all(isinstance(v, dict) for v in parts.values()):
             raise ValueError("'quiz', 'exercises' and 'last' must be objects")

@@ -30,8 +30,8 @@ FOOTER_KEYS: dict[str, str] = {
     "block(1)": "attention",  # PgDn
     "head(1)": "attention",  # F4
     "next_panel": "attention",  # F6
-    "turn": "residual",  # ctrl+r: lesson 8 walks the gradient back
-    "sample": "forward-pass",  # alt+n, alt+t: lesson 10 draws the next token
+    "turn": "gradient-walk",  # ctrl+r: lesson 9 walks the gradient back
+    "sample": "forward-pass",  # alt+n, alt+t: lesson 11 draws the next token
     "temperature(1)": "forward-pass",
 }
 

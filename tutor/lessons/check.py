@@ -21,6 +21,7 @@ from tutor.catalogue import EXPERIMENTS, MODEL_VARIANTS, PANELS
 from tutor.lessons.answers import KEYS as ANSWER_KEYS
 from tutor.lessons.answers import exercises_in, lesson_answers, raw_answers
 from tutor.lessons.claims import check_claims, claim_problems
+from tutor.lessons.folds import folds_in
 from tutor.lessons.links import (
     DEPTH_LAB_VIEWS,
     LAYERNORM_CALC_VIEWS,
@@ -210,6 +211,7 @@ def check_lesson(lesson: Lesson, siblings: dict[str, Lesson], linkable: dict[str
     problems += _check_sections(lesson)
     problems += _check_links(lesson, siblings if linkable is None else linkable)
     problems += _check_emphasis(lesson)
+    problems += [f"{lesson.path}:{lesson.body_line + n - 1}: {message}" for n, message in folds_in(lesson.body)[1]]
     for block in blocks_in(lesson.body):
         line = lesson.body_line + block.line - 1
         if block.kind == "tutor-quiz":

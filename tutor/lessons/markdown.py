@@ -40,6 +40,8 @@ from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
 
+from tutor.lessons.folds import FOLD_SCHEME
+
 _HEADING_MARK = "lesson_heading"
 _CODE_MARK = "lesson_code"
 TABLE_ROOM = 240  # cells the lesson is rendered in, for its tables
@@ -210,6 +212,7 @@ class RenderedLesson:
     headings: list[tuple[str, int]] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
     plain_code: set[int] = field(default_factory=set)
+    folds: dict[int, list[int]] = field(default_factory=dict)  # fold n → the lines of its own line(s) (▸/▾ and ▴)
 
 
 def render_markdown(
@@ -256,6 +259,10 @@ def _mark_links_and_headings(lines: list[list[Segment]]) -> RenderedLesson:
                 if index == len(rendered.links):
                     rendered.links.append(href)
                 style = style.update_link(None) + Style.from_meta({"@click": f"follow({index})"})
+                if href.startswith(FOLD_SCHEME) and y not in (
+                    fold_lines := rendered.folds.setdefault(int(href.removeprefix(FOLD_SCHEME)), [])
+                ):
+                    fold_lines.append(y)
                 segment = Segment(segment.text, style)
             elif style is not None and style._meta:
                 heading = style.meta.get(_HEADING_MARK)

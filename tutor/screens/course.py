@@ -16,6 +16,7 @@ from tutor.i18n import pick, t
 from tutor.layout import Layout
 from tutor.lessons.answers import is_answer_link
 from tutor.lessons.display import display_markdown
+from tutor.lessons.folds import folds_in
 from tutor.lessons.links import labelled_links
 from tutor.lessons.parse import Lesson
 from tutor.lessons.reading import reading_minutes
@@ -202,10 +203,13 @@ class Course(Screen[None]):
         """The lesson's links, to follow from the keyboard."""
         from tutor.screens.links import LinkPickerScreen
 
-        # as shown: the exercises' answers are links there, each named for the list by its exercise
+        # as shown, every fold open (a fold's links are the lesson's too): the exercises' answers are links there,
+        # each named for the list by its exercise
+        lesson = self.place.lesson
+        shown = display_markdown(lesson, frozenset(range(len(folds_in(lesson.body)[0])))) if lesson else ""
         links = [
             (t("answer_item", self.lang, n=href.rpartition("=")[2]) if is_answer_link(href) else label, href)
-            for label, href in (labelled_links(display_markdown(self.place.lesson)) if self.place.lesson else [])
+            for label, href in labelled_links(shown)
         ]
         if not links:
             self.notify(t("no_links", self.lang))

@@ -71,6 +71,11 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
         "在课文或面板里：回到提示词输入框（在输入框里就是输入 /）",
     ),
     ("tab / shift+tab", "move the focus", "切换焦点"),
+    (
+        "enter / space",
+        "in the lesson: open or close the fold in view (▸ a derivation; a click does it too)",
+        "在课文里：展开或收起眼前的折叠段（▸ 推导；点一下也行）",
+    ),
     ("ctrl+p", "command palette: lessons, models, steps, practice", "命令面板：课程、模型、步骤、练习"),
     ("F1 / ?", "this help", "本帮助"),
     (

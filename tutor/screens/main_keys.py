@@ -73,6 +73,7 @@ FOOTER: dict[str, tuple[str, str]] = {  # action: (en, zh) label in the footer
     "turn": ("Backward", "反向传播"),  # where ctrl+r takes the learner: TURN_FORWARD while backward
     "scroll_lesson(1)": ("Scroll", "滚动"),  # the lesson, or the panel while the lesson is out of view
     "page_down": ("Scroll", "滚动"),  # the lesson's own, while it has the focus
+    "toggle_fold": ("Open/close", "展开/收起"),  # the fold in view, while the lesson has the focus
     "sample": ("Draw a token", "抽一个词元"),
     "temperature(1)": ("Temperature", "温度"),
     "toggle_language": ("中/En", "中/En"),

@@ -2,6 +2,10 @@
 
 One Line-API widget (as Toolong's `LogLines`): the lesson is rendered to lines once per width
 (`tutor.lessons.markdown`) and scrolling only picks lines, so the panels' keys never lay it out again.
+
+A fold (tutor/lessons/folds.py) opens and closes by a click on its line, or by Enter or space: the keys act on
+the fold in view (the first whose line is on screen, else the open fold the screen is inside), whose line is
+drawn reversed while the lesson has the focus.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from tutor.lessons.display import display_markdown
+from tutor.lessons.folds import FOLD_SCHEME
 from tutor.lessons.markdown import RenderedLesson, render_markdown
 from tutor.lessons.parse import Lesson
 from tutor.patches.quiet_scroll_view import QuietScrollView
@@ -44,6 +49,8 @@ class LessonView(QuietScrollView, can_focus=True):
         Binding("pagedown", "page_down", "Scroll", key_display="PgDn"),
         Binding("alt+down", "page_down", show=False),
         Binding("alt+up", "page_up", show=False),
+        # Enter and space are free while the lesson has the focus (the prompt takes Enter only while it has it)
+        Binding("enter,space", "toggle_fold", "Open/close", key_display="⏎"),
     ]
     COMPONENT_CLASSES = {*MARKDOWN_STYLES, "lesson-view--title", "lesson-view--warning"}
     DEFAULT_CSS = """
@@ -77,6 +84,9 @@ class LessonView(QuietScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._markdown = ""
+        self._lesson: Lesson | None = None
+        self._open_folds: frozenset[int] = frozenset()
+        self._fold_in_view: int | None = None  # as last drawn: the footer shows Enter while there is one
         self._before: list[tuple[str, str]] = []  # (text, component class) lines above the Markdown
         self._rendered = RenderedLesson([])
         self._rendered_width = -1
@@ -92,12 +102,14 @@ class LessonView(QuietScrollView, can_focus=True):
         self._before = [(header, "lesson-view--title")] if header else []
         if lesson is not None:
             self._before += [(f"⚠ {warning}", "lesson-view--warning") for warning in lesson.warnings]
+        self._lesson, self._open_folds = lesson, frozenset()
         self._markdown = display_markdown(lesson) if lesson else empty_message
         self._lay_out(force=True)
         self.scroll_home(animate=False)
         self.lesson_id = lesson.id if lesson else None
         self.end_seen = lesson is None
         self.check_end()
+        self._fold_moved(force=True)
 
     def set_header(self, header: str) -> None:
         """A new title line (the ✓ of a lesson just done), where the learner is in the lesson."""
@@ -110,6 +122,7 @@ class LessonView(QuietScrollView, can_focus=True):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self.check_end()
+        self._fold_moved()
 
     def check_end(self) -> None:
         """EndReached, the first time the last line is in view (a lesson that fits the window: at once)."""
@@ -136,13 +149,72 @@ class LessonView(QuietScrollView, can_focus=True):
 
     def action_follow(self, index: int) -> None:
         if 0 <= index < len(self._rendered.links):
-            self.post_message(self.LinkClicked(self._rendered.links[index]))
+            href = self._rendered.links[index]
+            if href.startswith(FOLD_SCHEME):
+                self.toggle_fold(int(href.removeprefix(FOLD_SCHEME)))
+            else:
+                self.post_message(self.LinkClicked(href))
+
+    # -- folds -----------------------------------------------------------------------------------
+
+    def fold_in_view(self) -> int | None:
+        """The fold Enter and space act on: the first whose own line is on screen, else the open fold whose
+        inside fills the screen; None when no fold is in view."""
+        top = round(self.scroll_y)
+        bottom = top + max(1, self.scrollable_content_region.height)
+        on_screen = [(y, n) for n, ys in self._rendered.folds.items() for y in ys if top <= y < bottom]
+        if on_screen:
+            return min(on_screen)[1]
+        around = [n for n, ys in self._rendered.folds.items() if len(ys) > 1 and ys[0] < top and ys[-1] >= bottom]
+        return around[0] if around else None
+
+    @property
+    def open_folds(self) -> frozenset[int]:
+        return self._open_folds
+
+    def toggle_fold(self, n: int) -> None:
+        """Open fold n, or close it; a fold closed from inside leaves its line at the top of the screen."""
+        if self._lesson is None or n not in self._rendered.folds:
+            return
+        self._open_folds = self._open_folds ^ {n}
+        self._markdown = display_markdown(self._lesson, self._open_folds)
+        self._lay_out(force=True)
+        own_line = self._rendered.folds[n][0]  # where it was: what comes before a fold does not change
+        if n not in self._open_folds and self.scroll_y > own_line:
+            self.scroll_to(y=own_line, animate=False)
+        self._fold_moved(force=True)
+        self.check_end()
+
+    def action_toggle_fold(self) -> None:
+        n = self.fold_in_view()
+        if n is not None:
+            self.toggle_fold(n)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_fold":
+            return self.fold_in_view() is not None  # no fold in view: Enter and space are nobody's, not shown
+        return super().check_action(action, parameters)
+
+    def _fold_moved(self, force: bool = False) -> None:
+        """The footer's Enter and the reversed fold line follow the fold in view."""
+        n = self.fold_in_view()
+        if force or n != self._fold_in_view:
+            self._fold_in_view = n
+            self.refresh_bindings()
+            self.refresh()
+
+    def on_focus(self) -> None:
+        self.refresh()  # the fold in view reversed
+
+    def on_blur(self) -> None:
+        self.refresh()
 
     # -- lines ---------------------------------------------------------------------------------
 
     def on_resize(self, event: Resize) -> None:
         self._lay_out()
         self.check_end()
+        self._fold_moved()
 
     def on_mount(self) -> None:
         # the colours are baked into the lines: a new theme draws them again, once its styles are in place
@@ -192,6 +264,8 @@ class LessonView(QuietScrollView, can_focus=True):
             strip = Strip(self._with_selection(self._rendered.lines[line], line)).apply_style(self.rich_style)
         elif (strip := self._strips.get(line)) is None:
             strip = self._strips[line] = Strip(self._rendered.lines[line]).apply_style(self.rich_style)
+        if self.has_focus and self._fold_in_view is not None and line in self._rendered.folds[self._fold_in_view]:
+            strip = strip.apply_style(Style(reverse=True))  # the fold Enter and space would open or close
         strip = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
         return strip.apply_offsets(scroll_x, line)
 
