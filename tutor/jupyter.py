@@ -99,4 +99,6 @@ def serve_notice(socket_path: str, message: str) -> int:
     stop.wait()
     notice.shutdown()
     notice.server_close()
+    with contextlib.suppress(OSError):
+        os.unlink(socket_path)
     return 2

@@ -69,6 +69,9 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "--socket {path}: its folder must be yours alone (mode 700), or other users could open your tutor: {why}",
         "--socket {path}：所在目录必须只属于你（权限 700），否则别的用户能打开你的 tutor：{why}",
     ),
+    "not_folder": ("{folder} is not a folder", "{folder} 不是目录"),
+    "not_yours": ("{folder} is not yours", "{folder} 不属于你"),
+    "folder_mode": ("{folder} has mode {mode}", "{folder} 的权限是 {mode}"),
     "socket_taken": (
         "cannot listen on {path}: a file that is not a socket is already there",
         "无法在 {path} 上监听：那里已有一个不是套接字的文件",
@@ -165,7 +168,7 @@ def url(host: str, port: int, path: str, token: str) -> str:
     return f"http://{shown_host(host, port)}{path}?token={token}"
 
 
-def folder_problem(socket_path: str) -> str | None:
+def folder_problem(socket_path: str, lang: str = "en") -> str | None:
     """Why the socket's folder would let another user in (None: it is this user's alone). A unix socket is
     opened by whoever may search its folder and write to it: with no token, the folder is the lock."""
     import os
@@ -178,11 +181,11 @@ def folder_problem(socket_path: str) -> str | None:
     except OSError as error:
         return f"{folder}: {error.strerror or error}"
     if not stat.S_ISDIR(info.st_mode):
-        return f"{folder} is not a folder"
+        return pick(WORDS, "not_folder", lang, folder=folder)
     if info.st_uid != os.getuid():
-        return f"{folder} is not yours"
+        return pick(WORDS, "not_yours", lang, folder=folder)
     if info.st_mode & 0o077:
-        return f"{folder} has mode {stat.S_IMODE(info.st_mode):o}"
+        return pick(WORDS, "folder_mode", lang, folder=folder, mode=f"{stat.S_IMODE(info.st_mode):o}")
     return None
 
 
@@ -190,6 +193,7 @@ async def serve(server: TutorServer, lang: str) -> int:
     """Listen, print the URL, and serve until SIGINT, SIGTERM or SIGHUP; then close every session (each tutor
     is told to quit, which saves its progress)."""
     import asyncio
+    import contextlib
     import errno
     import os
     import signal
@@ -227,6 +231,9 @@ async def serve(server: TutorServer, lang: str) -> int:
         await runner.cleanup()
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(signum)
+        if socket_path is not None:  # aiohttp leaves the socket file behind
+            with contextlib.suppress(OSError):
+                os.unlink(socket_path)
     return 0
 
 
@@ -240,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
     if socket_path is not None:
         if args.host != DEFAULT_HOST or args.port != DEFAULT_PORT:
             return fail(pick(WORDS, "socket_alone", args.lang), code=2)
-        problem = folder_problem(socket_path)
+        problem = folder_problem(socket_path, args.lang)
         if problem is not None:
             return fail(pick(WORDS, "socket_folder", args.lang, path=socket_path, why=problem), code=2)
     try:
