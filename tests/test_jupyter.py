@@ -112,8 +112,18 @@ async def test_behind_the_proxy_the_page_s_every_address_holds_under_any_prefix_
 
 
 def test_socket_folder_open_to_others_is_refused_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    def served(*_: object) -> int:
+        raise AssertionError("it served on a folder others can open")
+
+    async def served_async(*_: object) -> int:
+        served()
+        return 0
+
+    monkeypatch.setattr("tutor.commands.serve.serve", served_async)  # a check that let it through: fail, not hang
+    monkeypatch.setattr("tutor.jupyter.serve_notice", served)
+    monkeypatch.setenv("TUTOR_DEBUG", "1")
     tmp_path.chmod(0o755)
     assert main(["--lang", "en", "serve", "--socket", str(tmp_path / "s")]) == 2
     err = capsys.readouterr().err
