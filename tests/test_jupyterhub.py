@@ -53,6 +53,7 @@ PASSWORD = "class of 2026"
 LEARNERS = {"alice": "the cat sat", "zoë o'brien": "a dog ran"}
 HUB_SECONDS = 60.0
 SPAWN_SECONDS = 180.0
+IDLE_SECONDS = 3.0
 TYPED = "abcdefghijklmnopqrst"  # the keys whose CPU is measured, one at a time as a learner types
 
 
@@ -177,18 +178,19 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
-def log_in(chromium: Any, url: str, name: str, profile: Path) -> Any:
-    """A fresh browser (its own profile) logged in to the hub as `name`, on their JupyterLab."""
+def log_in(chromium: Any, url: str, name: str, spawn: bool = True) -> Any:
+    """A fresh browser (its own profile) logged in to the hub as `name`: on their JupyterLab, or with `spawn`
+    false on the hub's home page, their server not started."""
     from test_serve_browser import KEEP_RECEIVED, SIZE
 
     context = chromium.new_context(viewport=SIZE)
     context.add_init_script(KEEP_RECEIVED)
     page = context.new_page()
-    page.goto(f"{url}/hub/login")
+    page.goto(f"{url}/hub/login" if spawn else f"{url}/hub/login?next=%2Fhub%2Fhome")
     page.fill("#username_input", name)
     page.fill("#password_input", PASSWORD)
     page.click("#login_submit")
-    page.wait_for_url(re.compile(r"/lab"), timeout=SPAWN_SECONDS * 1000)
+    page.wait_for_url(re.compile(r"/lab" if spawn else r"/hub/home"), timeout=SPAWN_SECONDS * 1000)
     return context, page
 
 
@@ -231,7 +233,7 @@ def test_two_learners_each_open_the_tutor_through_the_hub_and_keep_their_own_pro
     shots = Path(os.environ["TUTOR_SCREENSHOTS"]) if os.environ.get("TUTOR_SCREENSHOTS") else None
     started = time.monotonic()
     for name, prompt in LEARNERS.items():
-        context, lab = log_in(chromium, url, name, folder)
+        context, lab = log_in(chromium, url, name)
         server = "/user/" + urllib.request.quote(name, safe="@~")  # the hub's escaping of the name in a URL
         tile = lab.locator(".jp-LauncherCard", has_text="tutor")
         tile.wait_for(timeout=120_000)
@@ -271,7 +273,7 @@ def test_two_learners_each_open_the_tutor_through_the_hub_and_keep_their_own_pro
         for _ in range(len(TYPED) + 1):
             page.keyboard.press("Backspace")
         terminal.wait_for(lambda text: TYPED[:4] not in text, "the prompt back as it was")
-        page.keyboard.press("Down")  # a step through the forward pass
+        page.keyboard.press("ArrowDown")  # a step through the forward pass
         terminal.wait_for(lambda text: "Step 2/27" in text, "the second step")
         page.keyboard.press("F6")  # the next panel
         terminal.wait_for(lambda text: "LayerNorm 1: normalising" in text, "F6's next panel, LayerNorm")
@@ -287,12 +289,17 @@ def test_two_learners_each_open_the_tutor_through_the_hub_and_keep_their_own_pro
                                  for address in requested), requested  # fmt: skip
         assert any(address == f"ws{prefix[4:]}ws?" or address.startswith(f"ws{prefix[4:]}ws?") for address in requested)
 
+        idle_before = {pid: cpu_seconds(pid) for pid in cpu_before}
+        time.sleep(IDLE_SECONDS)
+        idle = {pid: (cpu_seconds(pid) - idle_before[pid]) / IDLE_SECONDS for pid in cpu_before}
+        print(f"idle, a second: tab's tutor {idle[tutor] * 1000:.0f} ms, tutor serve {idle[serve] * 1000:.0f} ms, "
+              f"jupyter server {idle[jupyter] * 1000:.0f} ms")  # fmt: skip
         page.close()  # the tab closes: its tutor quits and saves
         deadline = time.monotonic() + 60
         while tutor in descendants(serve) and time.monotonic() < deadline:
             time.sleep(0.1)
         saved = json.loads((folder / "homes" / name / ".local/state/tutor/progress.json").read_text("utf-8"))
-        assert saved["last"]["prompt"] == prompt, saved["last"]
+        assert (saved["last"]["prompt"], saved["last"]["step"]) == (prompt, "blocks.0.ln1"), saved["last"]
         print(f"{name!r}'s progress: {saved['last']}")
         context.close()
     print(f"two learners logged in, each typed and stepped in the tutor: {time.monotonic() - started:.1f} s")
@@ -301,8 +308,8 @@ def test_two_learners_each_open_the_tutor_through_the_hub_and_keep_their_own_pro
 def test_without_the_hub_s_login_or_with_another_learner_s_there_is_no_tutor(
     hub: tuple[str, Path], chromium: Any
 ) -> None:
-    url, folder = hub
-    context, _ = log_in(chromium, url, "alice", folder)  # alice's server runs: her URL reaches it
+    url, _ = hub
+    context, _ = log_in(chromium, url, "alice")  # alice's server runs: her URL reaches it
     try:
         status, headers, body = hub_get(f"{url}/user/alice/tutor/")
         assert status == 302 and "textual-terminal" not in body, (status, body[:300])
@@ -312,7 +319,7 @@ def test_without_the_hub_s_login_or_with_another_learner_s_there_is_no_tutor(
         status, _, body = hub_get(f"{url}/user/alice/tutor/ws", headers=upgrade)
         assert status == 403, (status, body[:300])
         # bob, logged in, asks for alice's tutor: the hub will not let his browser into her server
-        bob, page = log_in(chromium, url, "bob", folder)
+        bob, page = log_in(chromium, url, "bob", spawn=False)
         response = page.goto(f"{url}/user/alice/tutor/")
         assert response is not None and response.status == 403
         assert page.locator(".textual-terminal").count() == 0
