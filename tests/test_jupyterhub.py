@@ -83,7 +83,9 @@ c.SimpleLocalProcessSpawner.home_dir_template = "{folder}/homes/{{username}}"
 c.Spawner.cmd = [{str(BIN / "jupyterhub-singleuser")!r}]
 c.Spawner.args = {["--allow-root"] if os.getuid() == 0 else []!r}
 c.Spawner.default_url = "/lab"
-c.Spawner.environment = {environment!r}
+def python_path(spawner):  # carol's Jupyter has tutor without its web extra: a textual_serve that fails to import
+    return "{folder / "no-textual-serve"}" if spawner.user.name == "carol" else "{folder / "nothing"}"
+c.Spawner.environment = {{**{environment!r}, "PYTHONPATH": python_path}}
 c.Spawner.start_timeout = {SPAWN_SECONDS}
 c.Spawner.http_timeout = {SPAWN_SECONDS}
 """
@@ -127,6 +129,11 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("hub")
     port = free_port()
     (folder / "jupyterhub_config.py").write_text(hub_config(folder, port), encoding="utf-8")
+    (folder / "nothing").mkdir()
+    (folder / "no-textual-serve" / "textual_serve").mkdir(parents=True)
+    (folder / "no-textual-serve" / "textual_serve" / "__init__.py").write_text(
+        'raise ImportError("No module named \'textual_serve\'", name="textual_serve")\n', encoding="utf-8"
+    )
     env = {name: value for name, value in os.environ.items() if not name.startswith("TUTOR_")}  # no state override
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     log = (folder / "hub.log").open("w")
@@ -327,5 +334,26 @@ def test_without_the_hub_s_login_or_with_another_learner_s_there_is_no_tutor(
         assert response is not None and response.status == 403
         assert page.locator(".textual-terminal").count() == 0
         bob.close()
+    finally:
+        context.close()
+
+
+def test_installed_without_textual_serve_the_tab_says_what_to_install(hub: tuple[str, Path], chromium: Any) -> None:
+    url, _ = hub
+    context, lab = log_in(chromium, url, "carol")
+    try:
+        tile = lab.locator(".jp-LauncherCard", has_text="tutor")
+        tile.wait_for(timeout=120_000)
+        with context.expect_page(timeout=120_000) as opened:
+            tile.click()
+        page = opened.value
+        page.wait_for_load_state()
+        page.wait_for_function("document.body && document.body.innerText.includes('textual-serve')", timeout=60_000)
+        if os.environ.get("TUTOR_SCREENSHOTS"):
+            page.screenshot(path=Path(os.environ["TUTOR_SCREENSHOTS"]) / "jupyterhub-no-textual-serve.png")
+        assert page.inner_text("body") == (
+            "the tutor tile needs textual-serve, which this Jupyter's Python lacks: ask whoever runs this hub to "
+            'install tutor with its jupyter extra (pip install "tutor-VERSION-py3-none-any.whl[jupyter]")'
+        )
     finally:
         context.close()
