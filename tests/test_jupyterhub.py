@@ -6,7 +6,7 @@ without the hub's login, or with another learner's, gets no tutor. It prints wha
 key) as it measured it: the README's numbers.
 
 Skipped, with the reason, where jupyterhub, jupyterlab, jupyter-server-proxy, configurable-http-proxy (npm; or
-TUTOR_TEST_CHP naming it), Chromium or Playwright is missing: CI installs none of the hub. It took 70-110 s on
+TUTOR_TEST_CHP naming it), Chromium or Playwright is missing: CI installs none of the hub. It took 70-140 s on
 2 shared cores.
 Screenshots of the launcher and the tutor's tab go to $TUTOR_SCREENSHOTS when it is set.
 """
