@@ -261,9 +261,9 @@ def test_two_learners_each_open_the_tutor_through_the_hub_and_keep_their_own_pro
         terminal = Terminal(page)
         terminal.wait_for(lambda text: "Token + position embedding" in text, "the tutor's first panel", seconds=120)
         serve, tutor = tutor_processes(folder, name)
-        for mode in (stat.S_IMODE(os.stat(Path(command_line(serve)[6]).parent).st_mode),):
-            assert mode == 0o700  # the socket's folder: this learner's alone
-        assert stat.S_IMODE(os.stat(command_line(serve)[6]).st_mode) == 0o600
+        socket_path = Path(command_line(serve)[6])  # made by jupyter-server-proxy: this learner's alone
+        assert stat.S_IMODE(socket_path.parent.stat().st_mode) == 0o700
+        assert stat.S_IMODE(socket_path.stat().st_mode) == 0o600
 
         # a prompt of the learner's own: clear the field, then type, a key at a time, as a learner types
         page.keyboard.press("End")
