@@ -40,7 +40,11 @@ def test_wheel_carries_content_and_weights(wheel: Path) -> None:
     assert "tutor/cli.py" in names and "model/gpt.py" in names
     assert not [n for n in names if n.startswith(("tests/", "scripts/", "tutor/bench/"))]  # the benchmark: a checkout's
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "tutor = tutor.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    declared = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "tutor = tutor.cli:main" in declared
+    # the JupyterLab launcher's tile (tutor/jupyter.py): jupyter-server-proxy reads the entry point, shows the icon
+    assert "[jupyter_serverproxy_servers]\ntutor = tutor.jupyter:server" in declared
+    assert "tutor/tutor.svg" in names and "tutor/jupyter.py" in names
 
 
 def test_installed_wheel_runs_from_another_folder(wheel: Path, tmp_path: Path) -> None:

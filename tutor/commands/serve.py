@@ -4,6 +4,9 @@ Each browser tab runs its own `python -P -m tutor` (with the learner's --lang an
 their progress file, in a private folder: not where the server was started, where another user may have written
 a `tutor/` package for Python to import first. The URL carries a random token and path: on a shared machine every
 user can reach 127.0.0.1. The server itself, its checks and its limits, is in tutor/patches/web_server.py.
+
+`--socket PATH` is the same server behind jupyter-server-proxy (tutor/jupyter.py, the launcher's tile): on a unix
+socket in a folder only the learner can open, with no token, since Jupyter has logged the learner in.
 """
 
 from __future__ import annotations
@@ -52,6 +55,32 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "端口 {port} 已被占用（另一个 tutor serve？）：试试 --port {next}",
     ),
     "cannot_listen": ("cannot listen on {host}:{port}: {reason}", "无法在 {host}:{port} 上监听：{reason}"),
+    "no_extra_jupyter": (
+        "the tutor tile needs textual-serve, which this Jupyter's Python lacks: ask whoever runs this hub to "
+        'install tutor with its jupyter extra (pip install "tutor-VERSION-py3-none-any.whl[jupyter]")',
+        "tutor 图标需要 textual-serve，而这个 Jupyter 的 Python 里没有：请管理此 hub 的人安装带 jupyter 扩展的 "
+        'tutor（pip install "tutor-版本-py3-none-any.whl[jupyter]"）',
+    ),
+    "socket_alone": (
+        "--socket takes the place of --host and --port: give one or the other",
+        "--socket 取代 --host 和 --port：二者只能选一",
+    ),
+    "socket_folder": (
+        "--socket {path}: its folder must be yours alone (mode 700), or other users could open your tutor: {why}",
+        "--socket {path}：所在目录必须只属于你（权限 700），否则别的用户能打开你的 tutor：{why}",
+    ),
+    "not_folder": ("{folder} is not a folder", "{folder} 不是目录"),
+    "not_yours": ("{folder} is not yours", "{folder} 不属于你"),
+    "folder_mode": ("{folder} has mode {mode}", "{folder} 的权限是 {mode}"),
+    "socket_taken": (
+        "cannot listen on {path}: a file that is not a socket is already there",
+        "无法在 {path} 上监听：那里已有一个不是套接字的文件",
+    ),
+    "cannot_listen_socket": ("cannot listen on {path}: {reason}", "无法在 {path} 上监听：{reason}"),
+    "on_socket": (
+        "tutor serve: serving on {path}, behind Jupyter's login (no token)",
+        "tutor serve：在 {path} 上提供服务，由 Jupyter 的登录把关（不用 token）",
+    ),
 }
 
 
@@ -68,6 +97,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_SESSIONS,
         metavar="N",
         help=f"browser tabs open at once, a tutor each (default {DEFAULT_MAX_SESSIONS})",
+    )
+    parser.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="listen on a unix socket at PATH instead of a port, with no token, for a proxy that logs users in "
+        "(jupyter-server-proxy: the JupyterLab launcher's tutor tile runs this); PATH's folder must be yours alone",
     )
 
 
@@ -133,17 +168,45 @@ def url(host: str, port: int, path: str, token: str) -> str:
     return f"http://{shown_host(host, port)}{path}?token={token}"
 
 
+def folder_problem(socket_path: str, lang: str = "en") -> str | None:
+    """Why the socket's folder would let another user in (None: it is this user's alone). A unix socket is
+    opened by whoever may search its folder and write to it: with no token, the folder is the lock."""
+    import os
+    import stat
+    from pathlib import Path
+
+    folder = Path(socket_path).absolute().parent
+    try:
+        info = folder.stat()
+    except OSError as error:
+        return f"{folder}: {error.strerror or error}"
+    if not stat.S_ISDIR(info.st_mode):
+        return pick(WORDS, "not_folder", lang, folder=folder)
+    if info.st_uid != os.getuid():
+        return pick(WORDS, "not_yours", lang, folder=folder)
+    if info.st_mode & 0o077:
+        return pick(WORDS, "folder_mode", lang, folder=folder, mode=f"{stat.S_IMODE(info.st_mode):o}")
+    return None
+
+
 async def serve(server: TutorServer, lang: str) -> int:
     """Listen, print the URL, and serve until SIGINT, SIGTERM or SIGHUP; then close every session (each tutor
     is told to quit, which saves its progress)."""
     import asyncio
+    import contextlib
     import errno
     import os
     import signal
 
+    socket_path = getattr(server, "socket_path", None)
     try:
         runner = await server.start()
     except OSError as error:
+        if socket_path is not None:
+            if error.errno == errno.EADDRINUSE:  # asyncio replaces a socket left there, not another file
+                return fail(pick(WORDS, "socket_taken", lang, path=socket_path))
+            reason = os.strerror(error.errno) if error.errno and error.errno > 0 else (error.strerror or str(error))
+            return fail(pick(WORDS, "cannot_listen_socket", lang, path=socket_path, reason=reason))
         if error.errno == errno.EADDRINUSE:
             return fail(pick(WORDS, "in_use", lang, port=server.port, next=server.port + 1))
         # asyncio's message repeats the address; a name that does not resolve has only its own
@@ -154,6 +217,10 @@ async def serve(server: TutorServer, lang: str) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop.set)
     try:
+        if socket_path is not None:  # Jupyter's log shows it; the learner sees the tab
+            print(pick(WORDS, "on_socket", lang, path=socket_path), flush=True)
+            await stop.wait()
+            return 0
         port = runner.addresses[0][1] if server.port == 0 else server.port
         if not is_loopback(server.host):
             print(pick(WORDS, "network", lang, host=server.host), flush=True)
@@ -164,6 +231,9 @@ async def serve(server: TutorServer, lang: str) -> int:
         await runner.cleanup()
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(signum)
+        if socket_path is not None:  # aiohttp leaves the socket file behind
+            with contextlib.suppress(OSError):
+                os.unlink(socket_path)
     return 0
 
 
@@ -173,12 +243,26 @@ def run(args: argparse.Namespace) -> int:
     import secrets
     import tempfile
 
+    socket_path = getattr(args, "socket", None)
+    if socket_path is not None:
+        if args.host != DEFAULT_HOST or args.port != DEFAULT_PORT:
+            return fail(pick(WORDS, "socket_alone", args.lang), code=2)
+        problem = folder_problem(socket_path, args.lang)
+        if problem is not None:
+            return fail(pick(WORDS, "socket_folder", args.lang, path=socket_path, why=problem), code=2)
     try:
-        from tutor.patches.web_server import TutorServer
+        from tutor.patches.web_server import ProxiedServer, TutorServer
     except ImportError as error:
         if (error.name or "").split(".")[0] not in WEB_EXTRA:
             raise
-        return fail(pick(WORDS, "no_extra", args.lang), code=2)
+        if socket_path is None:
+            return fail(pick(WORDS, "no_extra", args.lang), code=2)
+        # behind Jupyter the learner sees the tab, not this process's stderr: the tab shows the line too
+        from tutor.jupyter import serve_notice
+
+        message = pick(WORDS, "no_extra_jupyter", args.lang)
+        fail(message)
+        return serve_notice(socket_path, message)
     if args.model:  # a mistyped model fails here, not in every browser tab
         import model
 
@@ -189,9 +273,13 @@ def run(args: argparse.Namespace) -> int:
     # the tabs' working folder: 0700, this server's alone, gone when it stops
     with tempfile.TemporaryDirectory(prefix="tutor-serve-") as folder:
         command = session_command(args, folder)
-        server = TutorServer(
-            command, args.host, args.port, secrets.token_urlsafe(TOKEN_BYTES), max_sessions=args.max_sessions
-        )
+        server: TutorServer
+        if socket_path is not None:
+            server = ProxiedServer(command, socket_path, max_sessions=args.max_sessions)
+        else:
+            server = TutorServer(
+                command, args.host, args.port, secrets.token_urlsafe(TOKEN_BYTES), max_sessions=args.max_sessions
+            )
         with contextlib.suppress(KeyboardInterrupt):
             return asyncio.run(serve(server, args.lang))
     return 0

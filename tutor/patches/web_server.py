@@ -72,6 +72,15 @@ LOCAL_HEAD = """<title>{{ application.name }}</title>
       }
     </style>
     <script>
+      // The websocket's address as the page gives it, made whole from where the browser found the page: behind
+      // Jupyter's proxy the page says "ws", which is /user/NAME/tutor/ws on the hub's own host and scheme.
+      document.addEventListener("DOMContentLoaded", () => {
+        for (const terminal of document.querySelectorAll(".textual-terminal")) {
+          const address = new URL(terminal.dataset.sessionWebsocketUrl, window.location.href);
+          address.protocol = { "https:": "wss:", "http:": "ws:" }[address.protocol] || address.protocol;
+          terminal.dataset.sessionWebsocketUrl = address.href;
+        }
+      });
       // The terminal takes the keyboard once the tutor has drawn: textual-serve leaves the focus on the page, and
       // what the learner typed went nowhere until a click.
       document.addEventListener("DOMContentLoaded", () => {
@@ -275,11 +284,16 @@ class TutorServer(Server):
         for task in self.sessions:
             task.cancel()
 
-    async def _make_app(self) -> web.Application:
-        tabs = await super()._make_app()
+    async def tabs_app(self) -> web.Application:
+        """textual-serve's routes (page, static, websocket, downloads) with our page and the sessions' limit."""
+        tabs = await Server._make_app(self)
         upstream = (Path(self.templates_path) / TEMPLATE).read_text(encoding="utf-8")
         aiohttp_jinja2.setup(tabs, loader=jinja2.DictLoader({TEMPLATE: local_page(upstream)}))
         tabs.middlewares.append(self.track_sessions)
+        return tabs
+
+    async def _make_app(self) -> web.Application:
+        tabs = await self.tabs_app()
         root = web.Application(middlewares=[self.guard])  # the guard sees every request, inside the prefix or not
         root.add_subapp(self.prefix, tabs)
         return root
@@ -362,8 +376,58 @@ class TutorServer(Server):
         )
         await runner.setup()
         try:
-            await web.TCPSite(runner, self.host, self.port).start()
+            await self.site(runner).start()
         except BaseException:
             await runner.cleanup()
             raise
+        return runner
+
+    def site(self, runner: web.AppRunner) -> web.BaseSite:
+        return web.TCPSite(runner, self.host, self.port)
+
+
+class ProxiedServer(TutorServer):
+    """The same tabs behind jupyter-server-proxy (`tutor serve --socket`, the JupyterLab launcher's tile).
+
+    Jupyter has logged the learner in, and checked a websocket's Origin, before its proxy connects here; the
+    proxy strips its prefix (/user/NAME/tutor/) and asks for `/`, `/static/…`, `/ws`. So: no token, no cookie, no
+    random prefix, no Host check (the Host is the hub's name, whatever it is). What keeps other users of the
+    machine out is the socket: a unix socket in a folder only this user can open (the caller checks the folder),
+    itself 0600; a port on 127.0.0.1 would be open to every local user. The page's addresses are relative
+    ("static/", "ws"), so they hold under any prefix, whatever characters a user name puts in it.
+    """
+
+    def __init__(self, command: str, socket_path: str, max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
+        super().__init__(command, "localhost", 0, token="", max_sessions=max_sessions)
+        self.socket_path = socket_path
+        self.prefix = ""
+
+    @web.middleware
+    async def guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Every request passes (Jupyter checked it), and every response carries the security headers."""
+        response = await handler(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    async def _make_app(self) -> web.Application:
+        tabs = await self.tabs_app()
+        tabs.middlewares.insert(0, self.guard)
+        return tabs
+
+    @aiohttp_jinja2.template(TEMPLATE)
+    async def handle_index(self, request: web.Request) -> dict[str, Any]:
+        """The page's context with addresses relative to the page (LOCAL_HEAD's script makes "ws" a ws: URL)."""
+        return {
+            "font_size": min(max(to_int(request.query.get("fontsize", "16"), 16), 4), 72),
+            "app_websocket_url": "ws",
+            "config": {"static": {"url": "static/"}},
+            "application": {"name": self.title},
+        }
+
+    def site(self, runner: web.AppRunner) -> web.BaseSite:
+        return web.UnixSite(runner, self.socket_path)
+
+    async def start(self) -> web.AppRunner:
+        runner = await super().start()
+        Path(self.socket_path).chmod(0o600)  # the umask left it 0755 or so; its folder already keeps others out
         return runner
