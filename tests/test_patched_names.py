@@ -437,3 +437,24 @@ def test_the_footer_override_still_matches_textual_s_footer() -> None:
     assert not gone_from(Footer.on_mount, ("bindings_updated_signal.subscribe(self, self.bindings_changed)",)), (
         "Footer no longer subscribes bindings_changed: tutor/widgets/footer.py's override would never run"
     )
+
+
+# -- full_map.py: Compositor.reflow and the full map's stale mark ---------------------------------------------
+
+
+def test_compositor_reflow_builds_the_full_map_full_map_trusts() -> None:
+    from textual._compositor import Compositor
+
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads what it wraps
+
+    assert parameters(Compositor.reflow) == ["self", "parent", "size"], (
+        "Textual changed Compositor.reflow's signature: tutor/patches/full_map.install wraps it"
+    )
+    built = ("self._arrange_root(parent, size, visible_only=False)", "self._full_map = map")
+    gone = gone_from(Compositor.reflow, built)
+    gone += gone_from(Compositor.full_map.fget, ("if self._full_map_invalidated:",))
+    gone += gone_from(Compositor.update_widgets, ("self._full_map_invalidated = True",))
+    assert not gone, (
+        f"Textual's compositor no longer has {gone}: the full map reflow builds may not be the full map "
+        "(tutor/patches/full_map.py clears its stale mark after reflow): tutor/patches/full_map.py must follow"
+    )
