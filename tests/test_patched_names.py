@@ -149,6 +149,29 @@ def test_scroll_view_size_updated_is_what_quiet_scroll_view_overrides() -> None:
     )
 
 
+def test_scrollbars_are_what_quiet_scroll_view_paints_in_the_layouts_frame() -> None:
+    widget = Widget()
+    for name in ("_vertical_scrollbar", "_horizontal_scrollbar", "_scrollbar_corner", "_repaint_regions"):
+        assert hasattr(widget, name), (
+            f"Textual renamed Widget.{name}: QuietScrollView._paint_scrollbars_now "
+            "(tutor/patches/quiet_scroll_view.py) must follow"
+        )
+    from textual._compositor import Compositor
+
+    assert parameters(Compositor.update_widgets) == ["self", "widgets"], (
+        "Textual changed Compositor.update_widgets: tutor/patches/quiet_scroll_view.py must follow"
+    )
+    gone = gone_from(Compositor.update_widgets, ("widget._exchange_repaint_regions()",))
+    screen = " ".join(inspect.getsource(textual.screen.Screen).split())  # the class: small_window wraps the method
+    laid_out = ("widget._size_updated(region.size, virtual_size, container_size)", "self._compositor_refresh()")
+    gone += [fragment for fragment in laid_out if fragment not in screen]
+    assert not gone, (
+        f"Textual's layout no longer has {gone}: a scrollbar painted from _size_updated may miss the layout's frame "
+        "(tutor/patches/quiet_scroll_view.py must follow)"
+    )
+    assert screen.index(laid_out[0]) < screen.rindex(laid_out[1]), "Textual draws the frame before _size_updated"
+
+
 # -- cjk_wrap.py: Rich's word pattern and Text.rstrip_end -------------------------------------------------------
 
 
