@@ -177,3 +177,24 @@ async def test_lesson_5_s_links_draw_all_four_sums_after_a_scroll(store) -> None
         shown = screen_text(app, "#vectors-grid")
         sums = shown[shown.index("sum x") :]
         assert all(f"{pos} 猫 ‖" in sums for pos in range(4)), sums
+
+
+async def test_heatmap_draws_new_numbers_and_a_new_background_not_what_it_kept() -> None:
+    """The grid keeps drawn lines (per row content) and its style for one frame: new values, or a new theme's
+    background, must show on the next frame, never the kept ones."""
+    grid = HeatmapGrid(label_width=6)
+    async with Host(grid).run_test(size=(40, 6)) as pilot:
+        grid.set_rows([GridRow("a", np.array([1.0, 2.0])), GridRow("b", np.array([3.0, 4.0]))], ["0", "1"])
+        await pilot.pause()
+        assert screen_text(pilot.app).split("\n")[2].split()[1:] == [fmt(3.0).strip(), fmt(4.0).strip()]
+        grid.set_rows(
+            [GridRow("a", np.array([1.0, 2.0])), GridRow("b", np.array([-4.0, 3.0]))], ["0", "1"]
+        )  # the same scale (4)
+        await pilot.pause()
+        assert screen_text(pilot.app).split("\n")[2].split()[1:] == [fmt(-4.0).strip(), fmt(3.0).strip()]
+        before = pilot.app.screen._compositor.render_strips()[0]
+        pilot.app.theme = "textual-light"
+        await pilot.pause()
+        header = pilot.app.screen._compositor.render_strips()[0]
+        assert header != before
+        assert [s.style.bgcolor for s in header] == [grid.rich_style.bgcolor] * len(list(header)), header
