@@ -198,3 +198,27 @@ async def test_heatmap_draws_new_numbers_and_a_new_background_not_what_it_kept()
         header = pilot.app.screen._compositor.render_strips()[0]
         assert header != before
         assert [s.style.bgcolor for s in header] == [grid.rich_style.bgcolor] * len(list(header)), header
+
+
+async def test_panel_tabs_light_the_tab_shown_and_say_the_labels_given_never_a_kept_line() -> None:
+    """The tab line is kept per tab lit: switching back and forth, and new labels (F5), must draw what is asked."""
+    from tutor.widgets.panel_tabs import PanelTabs
+
+    tabs = PanelTabs({"a": "Alpha", "b": "Beta"})
+    app = Host(tabs)
+    async with app.run_test(size=(40, 3)) as pilot:
+
+        def lit() -> str:
+            line = app.screen._compositor.render_strips()[0]
+            return "".join(s.text for s in line if s.style and s.style.bgcolor == line_lit_bg()).strip()
+
+        def line_lit_bg() -> object:
+            return tabs.get_component_rich_style("panel-tabs--active").bgcolor
+
+        for panel, word in (("a", "Alpha"), ("b", "Beta"), ("a", "Alpha"), ("b", "Beta")):
+            tabs.active = panel
+            await pilot.pause()
+            assert lit() == word, (panel, screen_text(app))
+        tabs.set_labels({"a": "甲", "b": "乙"})
+        await pilot.pause()
+        assert screen_text(app).split() == ["甲", "乙"] and lit() == "乙"
