@@ -149,6 +149,29 @@ def test_scroll_view_size_updated_is_what_quiet_scroll_view_overrides() -> None:
     )
 
 
+def test_scrollbars_are_what_quiet_scroll_view_paints_in_the_layouts_frame() -> None:
+    widget = Widget()
+    for name in ("_vertical_scrollbar", "_horizontal_scrollbar", "_scrollbar_corner", "_repaint_regions"):
+        assert hasattr(widget, name), (
+            f"Textual renamed Widget.{name}: QuietScrollView._paint_scrollbars_now "
+            "(tutor/patches/quiet_scroll_view.py) must follow"
+        )
+    from textual._compositor import Compositor
+
+    assert parameters(Compositor.update_widgets) == ["self", "widgets"], (
+        "Textual changed Compositor.update_widgets: tutor/patches/quiet_scroll_view.py must follow"
+    )
+    gone = gone_from(Compositor.update_widgets, ("widget._exchange_repaint_regions()",))
+    screen = " ".join(inspect.getsource(textual.screen.Screen).split())  # the class: small_window wraps the method
+    laid_out = ("widget._size_updated(region.size, virtual_size, container_size)", "self._compositor_refresh()")
+    gone += [fragment for fragment in laid_out if fragment not in screen]
+    assert not gone, (
+        f"Textual's layout no longer has {gone}: a scrollbar painted from _size_updated may miss the layout's frame "
+        "(tutor/patches/quiet_scroll_view.py must follow)"
+    )
+    assert screen.index(laid_out[0]) < screen.rindex(laid_out[1]), "Textual draws the frame before _size_updated"
+
+
 # -- cjk_wrap.py: Rich's word pattern and Text.rstrip_end -------------------------------------------------------
 
 
@@ -436,4 +459,25 @@ def test_the_footer_override_still_matches_textual_s_footer() -> None:
     ), "Footer.compose reads something else now: tutor/widgets/footer.py's _shown() must read the same"
     assert not gone_from(Footer.on_mount, ("bindings_updated_signal.subscribe(self, self.bindings_changed)",)), (
         "Footer no longer subscribes bindings_changed: tutor/widgets/footer.py's override would never run"
+    )
+
+
+# -- full_map.py: Compositor.reflow and the full map's stale mark ---------------------------------------------
+
+
+def test_compositor_reflow_builds_the_full_map_full_map_trusts() -> None:
+    from textual._compositor import Compositor
+
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads what it wraps
+
+    assert parameters(Compositor.reflow) == ["self", "parent", "size"], (
+        "Textual changed Compositor.reflow's signature: tutor/patches/full_map.install wraps it"
+    )
+    built = ("self._arrange_root(parent, size, visible_only=False)", "self._full_map = map")
+    gone = gone_from(Compositor.reflow, built)
+    gone += gone_from(Compositor.full_map.fget, ("if self._full_map_invalidated:",))
+    gone += gone_from(Compositor.update_widgets, ("self._full_map_invalidated = True",))
+    assert not gone, (
+        f"Textual's compositor no longer has {gone}: the full map reflow builds may not be the full map "
+        "(tutor/patches/full_map.py clears its stale mark after reflow): tutor/patches/full_map.py must follow"
     )

@@ -44,3 +44,28 @@ async def test_a_layout_that_changes_no_size_redraws_no_scrollbar() -> None:
         lines.virtual_size = Size(20, 300)  # a real change still redraws it
         await pilot.pause()
         assert redraws
+
+
+async def test_a_new_virtual_size_paints_the_scrollbar_in_the_layouts_own_frame() -> None:
+    """The scrollbar a new size moves is drawn in the frame of the layout that moved it, not one frame later (a
+    second frame for a typed key), and that frame leaves nothing stale: a full redraw of the screen is the same."""
+    app = Layouts()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        lines = app.query_one(Lines)
+        frames: list[object] = []
+        display = app._display
+        app._display = lambda screen, renderable: (frames.append(renderable), display(screen, renderable))[1]  # type: ignore[method-assign]
+        bar = lines.vertical_scrollbar.region
+        lines.virtual_size = Size(20, 40)  # the thumb grows: the scrollbar changes
+        await pilot.pause()
+        await pilot.pause()
+        drawn = [frame for frame in frames if frame is not None]
+        assert drawn, "the new size drew nothing"
+        spans = getattr(drawn[0], "spans", None)
+        assert spans is not None and any(x1 <= bar.x < x2 for _, x1, x2 in spans), "the scrollbar came a frame late"
+        assert len(drawn) == 1, f"{len(drawn)} frames for one new size"
+        shown = [strip.text for strip in app.screen._compositor.render_strips()]
+        app.screen.refresh()
+        await pilot.pause()
+        assert [strip.text for strip in app.screen._compositor.render_strips()] == shown

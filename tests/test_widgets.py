@@ -177,3 +177,96 @@ async def test_lesson_5_s_links_draw_all_four_sums_after_a_scroll(store) -> None
         shown = screen_text(app, "#vectors-grid")
         sums = shown[shown.index("sum x") :]
         assert all(f"{pos} 猫 ‖" in sums for pos in range(4)), sums
+
+
+async def test_heatmap_draws_new_numbers_and_a_new_background_not_what_it_kept() -> None:
+    """The grid keeps drawn lines (per row content) and its style for one frame: new values, or a new theme's
+    background, must show on the next frame, never the kept ones."""
+    grid = HeatmapGrid(label_width=6)
+    async with Host(grid).run_test(size=(40, 6)) as pilot:
+        grid.set_rows([GridRow("a", np.array([1.0, 2.0])), GridRow("b", np.array([3.0, 4.0]))], ["0", "1"])
+        await pilot.pause()
+        assert screen_text(pilot.app).split("\n")[2].split()[1:] == [fmt(3.0).strip(), fmt(4.0).strip()]
+        grid.set_rows(
+            [GridRow("a", np.array([1.0, 2.0])), GridRow("b", np.array([-4.0, 3.0]))], ["0", "1"]
+        )  # the same scale (4)
+        await pilot.pause()
+        assert screen_text(pilot.app).split("\n")[2].split()[1:] == [fmt(-4.0).strip(), fmt(3.0).strip()]
+        before = pilot.app.screen._compositor.render_strips()[0]
+        pilot.app.theme = "textual-light"
+        await pilot.pause()
+        header = pilot.app.screen._compositor.render_strips()[0]
+        assert header != before
+        assert [s.style.bgcolor for s in header] == [grid.rich_style.bgcolor] * len(list(header)), header
+
+
+async def test_panel_tabs_light_the_tab_shown_and_say_the_labels_given_never_a_kept_line() -> None:
+    """The tab line is kept per tab lit: switching back and forth, and new labels (F5), must draw what is asked."""
+    from tutor.widgets.panel_tabs import PanelTabs
+
+    tabs = PanelTabs({"a": "Alpha", "b": "Beta"})
+    app = Host(tabs)
+    async with app.run_test(size=(40, 3)) as pilot:
+
+        def lit() -> str:
+            line = app.screen._compositor.render_strips()[0]
+            return "".join(s.text for s in line if s.style and s.style.bgcolor == line_lit_bg()).strip()
+
+        def line_lit_bg() -> object:
+            return tabs.get_component_rich_style("panel-tabs--active").bgcolor
+
+        for panel, word in (("a", "Alpha"), ("b", "Beta"), ("a", "Alpha"), ("b", "Beta")):
+            tabs.active = panel
+            await pilot.pause()
+            assert lit() == word, (panel, screen_text(app))
+        tabs.set_labels({"a": "甲", "b": "乙"})
+        await pilot.pause()
+        assert screen_text(app).split() == ["甲", "乙"] and lit() == "乙"
+
+
+def test_text_table_lines_are_the_cells_fitted_one_by_one() -> None:
+    """text_table pads a cell that fits and has no style of its own beside it, not in a copy: the lines must be
+    exactly those of every cell fitted on its own (`_fit`) — plain text and every span — for styled, unstyled,
+    cut and padded cells, left and right."""
+    from rich.text import Text
+
+    from tutor.text_table import Column, _fit, text_table
+
+    rng = np.random.default_rng(0)
+    words = ["a", "ab", "长词", "0.125", "−12.5", "‖x‖", "a much longer cell"]
+    for case in range(200):
+        columns = [
+            Column("h" if case % 3 else "", ("left", "right")[int(rng.integers(2))], max_width=int(rng.integers(3, 9)))
+            for _ in range(3)
+        ]
+        rows = []
+        for _ in range(4):
+            row: list[str | Text] = []
+            for _ in range(3):
+                word = words[int(rng.integers(len(words)))]
+                kind = int(rng.integers(3))
+                cell = word if kind == 0 else Text(word, style="bold" if kind == 1 else "")
+                if kind == 2:
+                    cell.stylize("reverse", 0, 1)
+                row.append(cell)
+            rows.append(row)
+        lines = text_table(columns, rows, gap=2)
+        widths = [len(line) for line in lines]
+        reference = []
+        cells = [[Text(c) if isinstance(c, str) else c for c in row] for row in rows]
+        header = [Text(c.header, style="bold") for c in columns]
+        for row in ([header] if any(c.header for c in columns) else []) + cells:
+            line = Text(no_wrap=True, overflow="ellipsis")
+            for i, (cell, column) in enumerate(zip(row, columns, strict=True)):
+                if i:
+                    line.append("  ")
+                width = max(
+                    min(
+                        max([*(r[i].cell_len for r in cells), header[i].cell_len if header[i].plain else 0]),
+                        column.max_width or 99,
+                    ),
+                    column.min_width,
+                )
+                line.append_text(_fit(cell, width, column.justify))
+            reference.append(line)
+        assert [(t.plain, t.spans) for t in lines] == [(t.plain, t.spans) for t in reference], (case, widths)

@@ -53,7 +53,14 @@ def text_table(
         for i, (cell, column) in enumerate(zip(row, columns, strict=True)):
             if i:
                 line.append(" " * gap)
-            line.append_text(_fit(cell, widths[i], column.justify))
+            space = widths[i] - cell.cell_len
+            if space >= 0 and not cell.style:
+                # it fits, and has no style of its own that would cover its padding: the padding goes beside it, not
+                # into a copy of it (the same line, without a copy of every cell on every step key)
+                right = column.justify == "right"
+                line.append(" " * space if right else "").append_text(cell).append("" if right else " " * space)
+            else:
+                line.append_text(_fit(cell, widths[i], column.justify))
         lines.append(line)
     return lines
 

@@ -18,4 +18,16 @@ class QuietScrollView(ScrollView):
         if unchanged == self._laid_out:
             return False
         self._laid_out = unchanged
-        return super()._size_updated(size, virtual_size, container_size, layout)
+        changed = super()._size_updated(size, virtual_size, container_size, layout)
+        self._paint_scrollbars_now()
+        return changed
+
+    def _paint_scrollbars_now(self) -> None:
+        """Scrollbars the new size moved, painted in the frame this layout is making. `_size_updated` runs inside
+        the layout, after the widgets are placed and before the frame is drawn, but a scrollbar's repaint goes
+        round as a message, and came a frame later: a second frame, for two scrollbars, on every typed key that
+        adds a row (~3 ms). Their later messages find nothing left to paint."""
+        bars = {self._vertical_scrollbar, self._horizontal_scrollbar, self._scrollbar_corner}
+        dirty = {bar for bar in bars if bar is not None and bar._repaint_regions}
+        if dirty and self.is_attached:
+            self.screen._compositor.update_widgets(dirty)

@@ -234,6 +234,26 @@ def pens_of(style: Style, system: ColorSystem) -> Pens:
     return Pens(attributes, tuple(foreground), tuple(background))
 
 
+PLAIN = Pens(frozenset(), (), ())
+
+
+@lru_cache(maxsize=4096)
+def pen_change(state: Pens | None, target: Pens) -> str:
+    """The sequence that takes the terminal from `state` (None: not known) to `target`: the attributes, colours
+    that differ, or a reset and the whole style when an attribute must go off or that is shorter. Kept per pair:
+    a heatmap's frame goes through the same few hundred pairs again and again."""
+    codes = ["0", *sorted(target.attributes), *target.foreground, *target.background]  # from a reset
+    if state is not None and not state.attributes - target.attributes:
+        change = sorted(target.attributes - state.attributes)
+        if target.foreground != state.foreground:
+            change += target.foreground or ("39",)
+        if target.background != state.background:
+            change += target.background or ("49",)
+        if len(";".join(change)) <= len(";".join(codes)):  # to plain, "0" beats "39;49"
+            codes = change
+    return f"\x1b[{';'.join(codes)}m" if codes else ""
+
+
 class Pen:
     """Rich ends every styled run with a reset and starts the next with its whole style (`\\e[97;48;5;60m…\\e[0m`):
     in a heatmap, where every cell has its own background, that is most of the bytes. The pen remembers the
@@ -250,22 +270,13 @@ class Pen:
         if style is not None and (system is None or style.link):  # hyperlinks and odd consoles: Rich's own way
             self.state = None
             return "\x1b[0m" + style.render(text, color_system=console._color_system)
-        target = pens_of(style, system) if style is not None else Pens(frozenset(), (), ())
-        state = self.state
-        codes = ["0", *sorted(target.attributes), *target.foreground, *target.background]  # from a reset
-        if state is not None and not state.attributes - target.attributes:
-            change = sorted(target.attributes - state.attributes)
-            if target.foreground != state.foreground:
-                change += target.foreground or ("39",)
-            if target.background != state.background:
-                change += target.background or ("49",)
-            if len(";".join(change)) <= len(";".join(codes)):  # to plain, "0" beats "39;49"
-                codes = change
+        target = pens_of(style, system) if style is not None else PLAIN
+        sequence = pen_change(self.state, target)
         self.state = target
-        return (f"\x1b[{';'.join(codes)}m" if codes else "") + text
+        return sequence + text
 
     def finish(self) -> str:
         """Leave the terminal in its plain style, as Rich's runs do."""
-        done = "" if self.state is None or self.state == Pens(frozenset(), (), ()) else "\x1b[0m"
+        done = "" if self.state is None or self.state == PLAIN else "\x1b[0m"
         self.state = None
         return done
