@@ -129,3 +129,13 @@ async def test_the_lesson_view_scrolls_sideways_to_a_wide_table(store) -> None:
         view.focus()
         await pilot.press("right", "right")
         assert view.scroll_x > 0
+
+
+def test_a_links_label_keeps_an_underscore_inside_a_word() -> None:
+    """F9 listed lesson 3's exercise as "causalattention": every _ was taken for emphasis."""
+    from tutor.lessons.links import labelled_links
+
+    text = (
+        "[`causal_attention` exercise](tutor:exercise?name=causal_attention) · [**so** _this_](tutor:show?step=embed)"
+    )
+    assert [label for label, _ in labelled_links(text)] == ["causal_attention exercise", "so this"]

@@ -69,12 +69,14 @@ def links_in(text: str) -> list[tuple[int, str]]:
     return [(text.count("\n", 0, m.start()) + 1, m.group("angled") or m.group("href")) for m in _LINK.finditer(text)]
 
 
+# Markdown's emphasis and code marks in a link's text: * and `, and _ only at a word's edge (causal_attention keeps it)
+_MARKUP = re.compile(r"[*`]|(?<!\w)_|_(?!\w)")
 _LABELLED_LINK = re.compile(r"\[(?P<label>[^\]\n]*)\]" + _LINK.pattern[2:])
 
 
 def labelled_links(text: str) -> list[tuple[str, str]]:
     """Every `tutor:` link in `text` as (its text, its target), in reading order: the keyboard's way in."""
     return [
-        (re.sub(r"[*_`]", "", m.group("label")).strip(), m.group("angled") or m.group("href"))
+        (_MARKUP.sub("", m.group("label")).strip(), m.group("angled") or m.group("href"))
         for m in _LABELLED_LINK.finditer(text)
     ]
