@@ -23,7 +23,7 @@ from model.hooks import Stopped
 from model.interventions import AblateHead, BypassNorm, DropResidual, Edit, EditError, Patch, ScaleHead, SkipSublayer
 from model.lens import logit_lens
 from model.mlp import gelu, mlp
-from model.norm import batch_norm, layer_norm
+from model.norm import batch_norm, layer_norm, rms_norm
 from model.params import init_params, parameter_shapes
 from model.positions import pe_distance, pe_dot_by_distance, pe_wavelengths, rope, sinusoidal_positions
 from model.sampling import sample, sample_rng, sampling_probs, top_k_mask, top_order
@@ -74,6 +74,7 @@ __all__ = [
     "pe_distance",
     "pe_dot_by_distance",
     "pe_wavelengths",
+    "rms_norm",
     "rope",
     "sample",
     "sample_rng",

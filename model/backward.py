@@ -145,6 +145,28 @@ def layer_norm_backward(
     return d_x, _flat(d_y * x_hat).sum(axis=0), _flat(d_y).sum(axis=0)
 
 
+def rms_norm_backward(
+    d_y: np.ndarray, x_hat: np.ndarray, scale: np.ndarray, gamma: np.ndarray, hook: Hook = no_hook
+) -> tuple[np.ndarray, np.ndarray]:
+    """y = γ · x̂ with x̂ = x / r and r = √(mean(x²) + ε), over the last axis of size d:
+
+        ∂L/∂γ = Σ ∂L/∂y · x̂                                  (summed over positions)
+        g = γ · ∂L/∂y                                        (∂L/∂x̂)
+        ∂L/∂x = (g − x̂ · mean(g · x̂)) / r
+
+    from ∂x̂ᵢ/∂xⱼ = (δᵢⱼ − x̂ᵢ x̂ⱼ / d) / r, since ∂r/∂xⱼ = x̂ⱼ / d: LayerNorm's without the "− 1/d" of μ.
+    As a value of its own: ∂L/∂r = −Σ gᵢ x̂ᵢ / r.
+    """
+    d = x_hat.shape[-1]
+    g = d_y * gamma
+    g_x_hat_sum = np.add.reduce(g * x_hat, axis=-1, keepdims=True)
+    if hook is not no_hook:
+        hook("hook_xhat", g)
+        hook("hook_scale", -g_x_hat_sum / scale)
+    d_x = (g - x_hat * (g_x_hat_sum / d)) / scale
+    return d_x, _flat(d_y * x_hat).sum(axis=0)
+
+
 def softmax_backward(d_p: np.ndarray, p: np.ndarray) -> np.ndarray:
     """p = softmax(s) over the last axis:  ∂L/∂sᵢ = pᵢ · (∂L/∂pᵢ − Σⱼ pⱼ ∂L/∂pⱼ).
 

@@ -1,4 +1,5 @@
-"""LayerNorm: pull every token's vector back to mean 0 and spread 1, then rescale; BatchNorm, its column twin."""
+"""LayerNorm: pull every token's vector back to mean 0 and spread 1, then rescale; BatchNorm, its column twin;
+RMSNorm, LayerNorm without the mean (Llama, Qwen, Mistral)."""
 
 from __future__ import annotations
 
@@ -59,5 +60,25 @@ def batch_norm(
     x_hat = centred / scale
     hook("hook_xhat", x_hat)
     y = gamma * x_hat + beta
+    hook("hook_normalized", y)
+    return y
+
+
+def rms_norm(x: np.ndarray, gamma: np.ndarray, eps: float = 1e-6, hook: Hook = no_hook) -> np.ndarray:
+    """RMSNorm over each token's own vector (the last axis): LayerNorm without the mean and without β:
+
+        rms = √((1/d) Σⱼ xⱼ² + ε)
+        x̂   = x / rms
+        y   = γ · x̂
+
+    Nothing is centred: a mean the stream carries stays in x̂. ‖x̂‖ ≈ √d as in LayerNorm. The hooks carry
+    LayerNorm's names: `hook_scale` is the rms, `hook_xhat` x̂, `hook_normalized` y.
+    """
+    d = x.shape[-1]
+    scale = np.sqrt((x * x).sum(axis=-1, keepdims=True) / d + eps)
+    hook("hook_scale", scale)
+    x_hat = x / scale
+    hook("hook_xhat", x_hat)
+    y = gamma * x_hat
     hook("hook_normalized", y)
     return y

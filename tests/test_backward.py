@@ -23,7 +23,7 @@ from model.embedding import embed, unembed
 from model.gradients import loss_and_gradients, loss_only, record_forward
 from model.hooks import no_hook
 from model.mlp import gelu, mlp
-from model.norm import layer_norm
+from model.norm import layer_norm, rms_norm
 from model.positions import rope, sinusoidal_positions
 
 STEP = 1e-3
@@ -123,6 +123,20 @@ def test_layer_norm() -> None:
     check(d_x, loss, x)
     check(d_gamma, loss, gamma)
     check(d_beta, loss, beta)
+
+
+def test_rms_norm() -> None:
+    x, gamma, r = rng_arrays(0, (2, 3, 6), (6,), (2, 3, 6))
+    x = 3.0 * x + 1.0  # a mean RMSNorm does not remove
+    tape: dict[str, np.ndarray] = {}
+    rms_norm(x, gamma, 1e-5, lambda name, value: tape.__setitem__(name, value))
+    d_x, d_gamma = bw.rms_norm_backward(r, tape["hook_xhat"], tape["hook_scale"], gamma)
+
+    def loss() -> float:
+        return float((rms_norm(x, gamma, 1e-5) * r).sum())
+
+    check(d_x, loss, x)
+    check(d_gamma, loss, gamma)
 
 
 def test_softmax() -> None:

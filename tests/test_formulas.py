@@ -7,7 +7,17 @@ import math
 import numpy as np
 import pytest
 
-from model import attention, batch_norm, causal_mask, gelu, layer_norm, rope, sinusoidal_positions, softmax
+from model import (
+    attention,
+    batch_norm,
+    causal_mask,
+    gelu,
+    layer_norm,
+    rms_norm,
+    rope,
+    sinusoidal_positions,
+    softmax,
+)
 
 
 def test_layer_norm_of_1_2_3_4_by_hand() -> None:
@@ -35,6 +45,30 @@ def test_layer_norm_output_has_mean_0_std_1_and_norm_sqrt_d() -> None:
     assert np.abs(y.mean(axis=-1)).max() < 1e-5
     assert y.std(axis=-1) == pytest.approx(np.ones(10), abs=1e-4)
     assert np.linalg.norm(y, axis=-1) == pytest.approx(np.full(10, math.sqrt(d)), rel=1e-4)
+
+
+def test_rms_norm_of_1_2_3_4_by_hand_keeps_the_mean() -> None:
+    x = np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)
+    gamma = np.array([2.0, 1.0, 0.5, -1.0], dtype=np.float32)
+    seen: dict[str, np.ndarray] = {}
+    y = rms_norm(x, gamma, 1e-6, lambda n, v: seen.__setitem__(n, v))
+    rms = math.sqrt(7.5 + 1e-6)  # mean(x²) = (1 + 4 + 9 + 16) / 4
+    assert seen["hook_scale"] == pytest.approx(rms)
+    assert seen["hook_xhat"] == pytest.approx([1 / rms, 2 / rms, 3 / rms, 4 / rms], rel=1e-6)
+    assert y == pytest.approx([2 / rms, 2 / rms, 1.5 / rms, -4 / rms], rel=1e-6)
+    assert "hook_mean" not in seen  # nothing is centred: x̂ keeps x's sign and its mean
+
+
+def test_rms_norm_matches_a_float64_reference_on_batches() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(2.0, 5.0, (3, 7, 48))
+    gamma = rng.normal(1.0, 0.3, 48)
+    reference = gamma * x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + 1e-5)
+    y = rms_norm(x.astype(np.float32), gamma.astype(np.float32), 1e-5)
+    assert y.dtype == np.float32
+    assert np.abs(y - reference).max() / np.abs(reference).max() < 1e-6
+    unit = rms_norm(x, np.ones(48), 0.0)
+    assert np.linalg.norm(unit, axis=-1) == pytest.approx(np.full((3, 7), math.sqrt(48)), rel=1e-12)
 
 
 def test_batch_norm_by_hand_normalises_each_column_over_the_tokens() -> None:
