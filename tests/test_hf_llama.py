@@ -1,0 +1,109 @@
+"""A Llama folder saved by `transformers` (random weights, a tiny shape) against `transformers` itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")  # the reference: transformers on torch
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
+
+from test_hf_gpt2 import make_tokenizer  # noqa: E402
+
+from model.hf_llama import load_hf_llama  # noqa: E402
+from model.hooks import Recording  # noqa: E402
+from model.llama import llama_forward  # noqa: E402
+from model.weights import WeightsError  # noqa: E402
+
+
+def write_llama(folder: Path, dtype: object = None, **changes: object) -> object:
+    """A random LlamaForCausalLM of hidden 64, 2 layers, 4 query heads sharing 2 key/value heads; returns it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = make_tokenizer(folder)
+    settings: dict[str, object] = {
+        "vocab_size": vocab,
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "intermediate_size": 128,
+        "max_position_embeddings": 64,
+        "rms_norm_eps": 1e-5,
+        "tie_word_embeddings": False,
+    }
+    settings.update(changes)
+    config = transformers.LlamaConfig(**settings)
+    torch.manual_seed(0)
+    hf = transformers.LlamaForCausalLM(config).eval()
+    with torch.no_grad():  # norms away from 1 and a visible mean: γ and the lack of centring both count
+        for name, p in hf.named_parameters():
+            if "norm" in name:
+                p.copy_(1.0 + 0.3 * torch.randn_like(p))
+            else:
+                p.mul_(5.0)
+    if dtype is not None:
+        hf = hf.to(dtype)
+    hf.save_pretrained(folder)
+    return hf
+
+
+def reference(folder: Path, ids: list[int]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """transformers' logits and hidden states (each block's input, then the final norm's output), float32."""
+    hf = transformers.LlamaForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    with torch.no_grad():
+        out = hf(torch.tensor([ids]), output_hidden_states=True)
+    return out.logits[0].numpy(), [h[0].numpy() for h in out.hidden_states]
+
+
+def relative(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+IDS = [3, 17, 5, 9, 30, 2, 11, 40, 7, 1, 25, 4]
+
+
+@pytest.mark.parametrize("tied", [False, True], ids=["untied", "tied"])
+def test_logits_and_every_stream_point_equal_transformers(tmp_path: Path, tied: bool) -> None:
+    # a small RoPE base turns every pair visibly: a base read wrong from config.json shows
+    write_llama(tmp_path / "m", tie_word_embeddings=tied, rope_parameters={"rope_type": "default", "rope_theta": 50.0})
+    shape, params, _ = load_hf_llama(tmp_path / "m")
+    assert (shape.n_heads, shape.n_kv_heads, shape.d_head, shape.tied, shape.rope_base) == (4, 2, 16, tied, 50.0)
+    recording = Recording.start()
+    logits = llama_forward(shape, params, np.asarray(IDS), recording.__setitem__)
+    seen = recording.activations()
+    expected_logits, hidden = reference(tmp_path / "m", IDS)
+    assert logits.dtype == np.float32
+    assert relative(logits, expected_logits) <= 1e-4
+    for i in range(shape.n_layers):
+        assert relative(seen[f"blocks.{i}.hook_resid_pre"], hidden[i]) <= 1e-4
+    assert relative(seen["ln_final.hook_normalized"], hidden[-1]) <= 1e-4
+    assert seen["blocks.0.attn.hook_k"].shape == (len(IDS), 2, 16)  # two key/value heads, shared
+    assert seen["blocks.0.attn.hook_rot_q"].shape == (len(IDS), 4, 16)
+    assert seen["blocks.1.mlp.hook_pre_linear"].shape == (len(IDS), 128)
+    assert seen["blocks.1.ln2.hook_scale"].shape == (len(IDS), 1)
+
+
+def test_bf16_weights_are_widened_to_float32_and_match(tmp_path: Path) -> None:
+    write_llama(tmp_path / "m", dtype=torch.bfloat16)
+    shape, params, _ = load_hf_llama(tmp_path / "m")
+    assert all(p.dtype == np.float32 for p in params.values())
+    logits = llama_forward(shape, params, np.asarray(IDS))
+    expected_logits, _ = reference(tmp_path / "m", IDS)  # the same bf16 numbers, run in float32
+    assert relative(logits, expected_logits) <= 1e-4
+
+
+def test_unsupported_architecture_and_bad_head_counts_say_so_in_one_line(tmp_path: Path) -> None:
+    write_llama(tmp_path / "m")
+    config_path = tmp_path / "m" / "config.json"
+    raw = json.loads(config_path.read_text())
+    config_path.write_text(json.dumps({**raw, "architectures": ["FalconForCausalLM"]}))
+    with pytest.raises(WeightsError, match=r"FalconForCausalLM.*supported: LlamaForCausalLM") as error:
+        load_hf_llama(tmp_path / "m")
+    assert "\n" not in str(error.value)
+    config_path.write_text(json.dumps({**raw, "num_key_value_heads": 3}))
+    with pytest.raises(WeightsError, match=r"n_heads \(4\) must be a multiple of n_kv_heads \(3\)"):
+        load_hf_llama(tmp_path / "m")
