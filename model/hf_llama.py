@@ -1,4 +1,5 @@
-"""Llama-family checkpoints from a local Hugging Face folder, mapped onto `model/llama.py`'s parameters.
+"""Llama-family checkpoints (Llama, Qwen2, Mistral) from a local Hugging Face folder, mapped onto
+`model/llama.py`'s parameters.
 
     model.embed_tokens.weight                          → wte                       [vocab, d]
     model.layers.{i}.input_layernorm.weight            → blocks.{i}.ln1.g
@@ -7,6 +8,10 @@
     model.layers.{i}.mlp.{gate,up,down}_proj.weight    → blocks.{i}.mlp.w_{gate,up,down}
     model.norm.weight                                  → ln_final.g
     lm_head.weight                                     → w_u   (absent, or skipped, when tied)
+    model.layers.{i}.self_attn.{q,k,v}_proj.bias       → blocks.{i}.attn.b_{q,k,v}     (Qwen2 only)
+
+A sliding window (Mistral; Qwen2 with `use_sliding_window`) caps the context at the window: within it every
+key is in reach, so the window never cuts, and the pass is plain causal attention.
 
 float32 tensors stay views over the memory-mapped file (`.T` is a view); bf16 and f16 become float32 copies,
 2 bytes a parameter in the file and 4 in memory. Nothing is ever downloaded.
@@ -28,7 +33,7 @@ from model.llama import LlamaShape, llama_parameter_shapes
 from model.params import Params
 from model.weights import WeightsError, check_depth, check_params
 
-ARCHITECTURES = ("LlamaForCausalLM",)  # Qwen2ForCausalLM (q/k/v biases) and MistralForCausalLM are next
+ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM")
 _TURNED = {
     "self_attn.q_proj": "attn.w_q",
     "self_attn.k_proj": "attn.w_k",
@@ -63,6 +68,7 @@ def llama_shape(path: Path, raw: dict[str, Any]) -> LlamaShape:
         raise WeightsError(f"{path}: architectures {found!r} is not supported (supported: {', '.join(ARCHITECTURES)})")
     if raw.get("hidden_act", "silu") != "silu":
         raise WeightsError(f"{path}: hidden_act {raw.get('hidden_act')!r} is not supported (the gated MLP's silu only)")
+    qwen2 = "Qwen2ForCausalLM" in raw["architectures"]
     for key in ("attention_bias", "mlp_bias"):
         if raw.get(key, False):
             raise WeightsError(f"{path}: {key} = true is not supported yet")
@@ -82,15 +88,24 @@ def llama_shape(path: Path, raw: dict[str, Any]) -> LlamaShape:
             n_kv_heads=raw.get("num_key_value_heads") or n_heads,
             d_head=head_dim,
             d_mlp=raw["intermediate_size"],
-            n_ctx=min(int(raw.get("max_position_embeddings", 2048)), 8192),
+            n_ctx=min(int(raw.get("max_position_embeddings", 2048)), _window(raw), 8192),
             rms_eps=float(raw.get("rms_norm_eps", 1e-6)),
             rope_base=float(base),
             tied=bool(raw.get("tie_word_embeddings", False)),
+            qkv_bias=qwen2,
         )
     except KeyError as error:
         raise WeightsError(f"{path}: missing key {error.args[0]!r}") from None
     except (ConfigError, TypeError, ValueError) as error:
         raise WeightsError(f"{path}: {error}") from None
+
+
+def _window(raw: dict[str, Any]) -> int:
+    """The sliding window's width when one is in use (Mistral's `sliding_window`; Qwen2's when
+    `use_sliding_window`), else no bound."""
+    window = raw.get("sliding_window")
+    in_use = raw.get("use_sliding_window", True) if "Qwen2ForCausalLM" in raw["architectures"] else True
+    return int(window) if in_use and window is not None else 1 << 30
 
 
 def hf_llama_names(shape: LlamaShape) -> dict[str, str]:
@@ -104,6 +119,9 @@ def hf_llama_names(shape: LlamaShape) -> dict[str, str]:
         names[hf + "post_attention_layernorm.weight"] = ours + "ln2.g"
         for part, mine in _TURNED.items():
             names[f"{hf}{part}.weight"] = ours + mine
+        if shape.qkv_bias:
+            for x in "qkv":
+                names[f"{hf}self_attn.{x}_proj.bias"] = f"{ours}attn.b_{x}"
     return names
 
 

@@ -1,5 +1,5 @@
-"""The Llama family's forward pass (Llama, and after it Qwen2 and Mistral): RMSNorm, RoPE as Hugging Face turns
-it, a gated MLP and grouped-query attention, pre-norm and with no biases.
+"""The Llama family's forward pass (Llama, Qwen2, Mistral): RMSNorm, RoPE as Hugging Face turns it, a gated MLP
+and grouped-query attention, pre-norm and with no biases but Qwen2's on q, k and v.
 
 A first slice of issue 32 (docs/llama.md): the bare pass, with TransformerLens' hook names, on float32
 parameters laid out `[in, out]` for `x @ w`. It is not yet wired into `GPT` (steps, backward, KV cache).
@@ -35,6 +35,7 @@ class LlamaShape:
     rms_eps: float = 1e-6
     rope_base: float = 10000.0
     tied: bool = False
+    qkv_bias: bool = False  # Qwen2: q, k and v have biases (the output projection and the MLP none)
 
     def __post_init__(self) -> None:
         sizes = {
@@ -78,6 +79,7 @@ def llama_parameter_shapes(cfg: LlamaShape) -> dict[str, tuple[int, ...]]:
             b + "attn.w_k": (d, kv),
             b + "attn.w_v": (d, kv),
             b + "attn.w_o": (q, d),
+            **({b + "attn.b_q": (q,), b + "attn.b_k": (kv,), b + "attn.b_v": (kv,)} if cfg.qkv_bias else {}),
             b + "ln2.g": (d,),
             b + "mlp.w_gate": (d, cfg.d_mlp),
             b + "mlp.w_up": (d, cfg.d_mlp),
@@ -150,18 +152,23 @@ def grouped_query_attention(
     n_kv_heads: int,
     cos: np.ndarray,
     sin: np.ndarray,
+    biases: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     hook: Hook = no_hook,
 ) -> np.ndarray:
     """Causal self-attention where n_heads query heads share n_kv_heads key/value heads:
 
-        q = x W_Q (n_heads heads),   k, v = x W_K, x W_V (n_kv_heads heads)
+        q = x W_Q (+ b_Q) (n_heads heads),   k, v = x W_K (+ b_K), x W_V (+ b_V) (n_kv_heads heads)
         q, k = rope_half(q), rope_half(k)
         zₕ = attention(qₕ, k_g, v_g),   g = h // (n_heads / n_kv_heads)
         out = concat(z₁ … z_H) W_O
 
-    `hook_k`, `hook_v` and `hook_rot_k` hold the n_kv_heads heads, as in TransformerLens' GroupedQueryAttention.
+    `biases` (b_Q, b_K, b_V) are Qwen2's. `hook_k`, `hook_v` and `hook_rot_k` hold the n_kv_heads heads, as in
+    TransformerLens' GroupedQueryAttention.
     """
-    q, k, v = split_heads(x @ w_q, n_heads), split_heads(x @ w_k, n_kv_heads), split_heads(x @ w_v, n_kv_heads)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    if biases is not None:
+        q, k, v = q + biases[0], k + biases[1], v + biases[2]
+    q, k, v = split_heads(q, n_heads), split_heads(k, n_kv_heads), split_heads(v, n_kv_heads)
     hook("hook_q", q)
     hook("hook_k", k)
     hook("hook_v", v)
@@ -193,6 +200,7 @@ def llama_block(
         cfg.n_kv_heads,
         cos,
         sin,
+        (p[b + "attn.b_q"], p[b + "attn.b_k"], p[b + "attn.b_v"]) if cfg.qkv_bias else None,
         scoped(hook, "attn."),
     )
     hook("hook_attn_out", attn_out)

@@ -1,4 +1,4 @@
-"""A Llama folder saved by `transformers` (random weights, a tiny shape) against `transformers` itself."""
+"""Llama, Qwen2 and Mistral folders saved by `transformers` (random weights, a tiny shape) against `transformers`."""
 
 from __future__ import annotations
 
@@ -19,9 +19,11 @@ from model.hooks import Recording  # noqa: E402
 from model.llama import llama_forward  # noqa: E402
 from model.weights import WeightsError  # noqa: E402
 
+FAMILIES = {"llama": "Llama", "qwen2": "Qwen2", "mistral": "Mistral"}
 
-def write_llama(folder: Path, dtype: object = None, **changes: object) -> object:
-    """A random LlamaForCausalLM of hidden 64, 2 layers, 4 query heads sharing 2 key/value heads; returns it."""
+
+def write_llama(folder: Path, dtype: object = None, family: str = "llama", **changes: object) -> None:
+    """A random {family}ForCausalLM of hidden 64, 2 layers, 4 query heads sharing 2 key/value heads."""
     folder.mkdir(parents=True, exist_ok=True)
     vocab = make_tokenizer(folder)
     settings: dict[str, object] = {
@@ -36,24 +38,26 @@ def write_llama(folder: Path, dtype: object = None, **changes: object) -> object
         "tie_word_embeddings": False,
     }
     settings.update(changes)
-    config = transformers.LlamaConfig(**settings)
+    name = FAMILIES[family]
+    config = getattr(transformers, name + "Config")(**settings)
     torch.manual_seed(0)
-    hf = transformers.LlamaForCausalLM(config).eval()
+    hf = getattr(transformers, name + "ForCausalLM")(config).eval()
     with torch.no_grad():  # norms away from 1 and a visible mean: γ and the lack of centring both count
         for name, p in hf.named_parameters():
             if "norm" in name:
                 p.copy_(1.0 + 0.3 * torch.randn_like(p))
+            elif name.endswith("bias"):  # Qwen2's q/k/v biases start at 0
+                p.copy_(torch.randn_like(p))
             else:
                 p.mul_(5.0)
     if dtype is not None:
         hf = hf.to(dtype)
     hf.save_pretrained(folder)
-    return hf
 
 
 def reference(folder: Path, ids: list[int]) -> tuple[np.ndarray, list[np.ndarray]]:
     """transformers' logits and hidden states (each block's input, then the final norm's output), float32."""
-    hf = transformers.LlamaForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    hf = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
     with torch.no_grad():
         out = hf(torch.tensor([ids]), output_hidden_states=True)
     return out.logits[0].numpy(), [h[0].numpy() for h in out.hidden_states]
@@ -66,12 +70,16 @@ def relative(a: np.ndarray, b: np.ndarray) -> float:
 IDS = [3, 17, 5, 9, 30, 2, 11, 40, 7, 1, 25, 4]
 
 
-@pytest.mark.parametrize("tied", [False, True], ids=["untied", "tied"])
-def test_logits_and_every_stream_point_equal_transformers(tmp_path: Path, tied: bool) -> None:
+@pytest.mark.parametrize(
+    ("family", "tied"), [("llama", False), ("llama", True), ("qwen2", True), ("mistral", False)], ids=str
+)
+def test_logits_and_every_stream_point_equal_transformers(tmp_path: Path, family: str, tied: bool) -> None:
     # a small RoPE base turns every pair visibly: a base read wrong from config.json shows
-    write_llama(tmp_path / "m", tie_word_embeddings=tied, rope_parameters={"rope_type": "default", "rope_theta": 50.0})
+    rope = {"rope_type": "default", "rope_theta": 50.0}
+    write_llama(tmp_path / "m", family=family, tie_word_embeddings=tied, rope_parameters=rope)
     shape, params, _ = load_hf_llama(tmp_path / "m")
     assert (shape.n_heads, shape.n_kv_heads, shape.d_head, shape.tied, shape.rope_base) == (4, 2, 16, tied, 50.0)
+    assert shape.qkv_bias == (family == "qwen2")
     recording = Recording.start()
     logits = llama_forward(shape, params, np.asarray(IDS), recording.__setitem__)
     seen = recording.activations()
@@ -107,3 +115,14 @@ def test_unsupported_architecture_and_bad_head_counts_say_so_in_one_line(tmp_pat
     config_path.write_text(json.dumps({**raw, "num_key_value_heads": 3}))
     with pytest.raises(WeightsError, match=r"n_heads \(4\) must be a multiple of n_kv_heads \(3\)"):
         load_hf_llama(tmp_path / "m")
+
+
+def test_a_sliding_window_caps_the_context_so_it_never_cuts(tmp_path: Path) -> None:
+    write_llama(tmp_path / "m", family="mistral", sliding_window=8)
+    shape, params, _ = load_hf_llama(tmp_path / "m")
+    assert shape.n_ctx == 8
+    ids = IDS[:8]  # within the window, Mistral's sliding mask is the causal mask
+    expected_logits, _ = reference(tmp_path / "m", ids)
+    assert relative(llama_forward(shape, params, np.asarray(ids)), expected_logits) <= 1e-4
+    with pytest.raises(ValueError, match="9 positions do not fit the context of 8"):
+        llama_forward(shape, params, np.asarray(IDS[:9]))
