@@ -72,9 +72,11 @@ def llama_shape(path: Path, raw: dict[str, Any]) -> LlamaShape:
     for key in ("attention_bias", "mlp_bias"):
         if raw.get(key, False):
             raise WeightsError(f"{path}: {key} = true is not supported yet")
-    scaling = raw.get("rope_scaling")
-    if scaling not in (None, {}) and not (isinstance(scaling, dict) and scaling.get("rope_type") == "default"):
-        raise WeightsError(f"{path}: rope_scaling {json.dumps(scaling)} is not supported yet (plain RoPE only)")
+    for key in ("rope_scaling", "rope_parameters"):  # older configs say rope_scaling, newer rope_parameters
+        scaling = raw.get(key)
+        kind = scaling.get("rope_type", scaling.get("type", "default")) if isinstance(scaling, dict) else scaling
+        if kind not in (None, "default"):
+            raise WeightsError(f"{path}: {key} {json.dumps(scaling)} is not supported yet (plain RoPE only)")
     rope = raw.get("rope_parameters")  # newer transformers write rope_theta in here
     base: Any = rope["rope_theta"] if isinstance(rope, dict) and "rope_theta" in rope else raw.get("rope_theta", 1e4)
     try:

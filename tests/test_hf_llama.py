@@ -126,3 +126,19 @@ def test_a_sliding_window_caps_the_context_so_it_never_cuts(tmp_path: Path) -> N
     assert relative(llama_forward(shape, params, np.asarray(ids)), expected_logits) <= 1e-4
     with pytest.raises(ValueError, match="9 positions do not fit the context of 8"):
         llama_forward(shape, params, np.asarray(IDS[:9]))
+
+
+def test_rope_scaling_and_a_missing_tensor_are_refused_in_one_line(tmp_path: Path) -> None:
+    write_llama(tmp_path / "m")
+    config_path = tmp_path / "m" / "config.json"
+    raw = json.loads(config_path.read_text())
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "rope_theta": 500000.0}
+    config_path.write_text(json.dumps({**raw, "rope_scaling": llama3}))  # as older transformers wrote it
+    with pytest.raises(WeightsError, match=r"rope_scaling .*llama3.* is not supported yet"):
+        load_hf_llama(tmp_path / "m")
+    config_path.write_text(json.dumps({**raw, "rope_parameters": llama3}))  # as newer transformers write it
+    with pytest.raises(WeightsError, match=r"rope_parameters .*llama3.* is not supported yet"):
+        load_hf_llama(tmp_path / "m")
+    config_path.write_text(json.dumps({**raw, "num_hidden_layers": 3}))
+    with pytest.raises(WeightsError, match="the config says n_layers 3, the file holds 2 blocks"):
+        load_hf_llama(tmp_path / "m")
