@@ -40,6 +40,7 @@ SUBLAYER_WORDS: dict[str, Words] = {"attn": ("attention", "注意力"), "mlp": (
 MAX_EDITS = 8  # a link or a learner asking for more is told so: the bar lists each, and each costs a pass
 MAX_SOURCE = 200  # characters of a patch's other prompt (it is run as a pass of its own)
 _HEAD_HOOK = re.compile(r"^(blocks\.\d+\.attn\.hook_z)\.(\d+)$")
+_PATCHABLE_HOOK = re.compile(r"blocks\.\d+\.(" + "|".join(re.escape(p) for p in PATCHABLE) + ")")
 
 
 class EditWordsError(ValueError):
@@ -134,7 +135,7 @@ def parse_edit(text: str) -> Edit:
     head = None
     if matched := _HEAD_HOOK.match(hook):
         hook, head = matched.group(1), int(matched.group(2))
-    if not re.fullmatch(r"blocks\.\d+\." + "(" + "|".join(re.escape(p) for p in PATCHABLE) + ")", hook):
+    if not _PATCHABLE_HOOK.fullmatch(hook):
         raise EditWordsError(f"patch: wants blocks.B.{' | '.join(PATCHABLE)}, got '{hook}'")
     if token_text and not token_text.isdigit():
         raise EditWordsError(f"patch: the token after @ must be a position, got '{token_text}'")
@@ -181,7 +182,7 @@ def patch_hook(step: Step) -> str | None:
     """Where "patch this point" patches at `step`: what the step writes when it is a patchable point (a stream
     after an add, a sublayer's output), else the stream it reads (a LayerNorm's input); None where neither is."""
     for hook in (step.out_hook, step.in_hook):
-        if re.fullmatch(r"blocks\.\d+\.(" + "|".join(re.escape(p) for p in PATCHABLE) + ")", hook):
+        if _PATCHABLE_HOOK.fullmatch(hook):
             return hook
     return None
 
@@ -214,12 +215,16 @@ def edits_at(step: Step, edits: Sequence[Edit]) -> list[Edit]:
         elif edit.hook.endswith("attn.hook_z"):
             hit = step.kind == "attention" and step.block == edit.block
         else:
-            hit = (step.kind != "norm" and edit.hook == step.out_hook) or (
-                step.kind == "norm" and edit.hook == step.in_hook
-            )
+            hit = patch_hook(step) == edit.hook  # the point alt+p patches at this step
         if hit:
             found.append(edit)
     return found
+
+
+def norm_edit(trace: Trace, norm: str) -> model.BypassNorm | None:
+    """How the run of `trace` changed LayerNorm `norm` ("blocks.0.ln1"): its `BypassNorm` (the identity, or μ and
+    √(σ²+ε) frozen from another run), None when it ran as trained."""
+    return next((e for e in trace.edits if isinstance(e, model.BypassNorm) and e.norm == norm), None)
 
 
 def fitting(edited: EditedRun | None) -> list[Edit]:

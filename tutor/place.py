@@ -285,6 +285,13 @@ class Place:
         self.edits = self.edits[:index] + self.edits[index + 1 :]
         return True
 
+    def set_edits(self, edits: tuple[Edit, ...]) -> bool:
+        """Exactly `edits` (a link's scene); False when they are the ones there already."""
+        if edits == self.edits:
+            return False
+        self.edits = edits
+        return True
+
     def clear_edits(self) -> bool:
         """Every edit taken back: the clean model again. False when there were none."""
         had = bool(self.edits)

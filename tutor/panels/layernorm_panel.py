@@ -11,7 +11,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 
-from model import BypassNorm, Step, Trace
+from model import Step, Trace
+from tutor.edits import norm_edit
 from tutor.i18n import t
 from tutor.number_style import visible_piece
 from tutor.panels.step_vectors_panel import dims, ln_prefix, norm_token_rows, short_hook, token_rows
@@ -49,7 +50,7 @@ class LayerNormPanel(LiveStatic):
         x_hat = trace[prefix + ".hook_xhat"].astype(np.float64)
         y = trace[step.out_hook].astype(np.float64)
         mu, scale = trace[prefix + ".hook_mean"][:, 0], trace[prefix + ".hook_scale"][:, 0]
-        bypass = next((e for e in trace.edits if isinstance(e, BypassNorm) and e.norm == prefix), None)
+        bypass = norm_edit(trace, prefix)
         bypassed = bypass is not None and bypass.frozen_from is None
         if bypassed:  # what if: LN(x) = x. The trace holds the identity's 0 and 1; the columns say x's own μ, σ
             mu, scale = x.mean(axis=-1), np.sqrt(x.var(axis=-1) + view.gpt.config.ln_eps)

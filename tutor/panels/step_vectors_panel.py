@@ -19,7 +19,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from model import GPT, BypassNorm, Step, Trace
+from model import GPT, Step, Trace
+from tutor.edits import norm_edit
 from tutor.i18n import t
 from tutor.number_style import fmt, top_dims_text, visible_piece
 from tutor.view import View
@@ -111,7 +112,8 @@ def norm_token_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -
 def norm_note(trace: Trace, step: Step, token: int, lang: str) -> str:
     prefix = ln_prefix(step)
     label = token_label(token, trace.pieces[token])
-    if any(isinstance(e, BypassNorm) and e.norm == prefix and e.frozen_from is None for e in trace.edits):
+    bypass = norm_edit(trace, prefix)
+    if bypass is not None and bypass.frozen_from is None:
         return t("sv_ln_bypassed", lang, token=label)  # what if: the trace's μ 0 and scale 1 are the identity's
     mu, scale = float(trace[prefix + ".hook_mean"][token, 0]), float(trace[prefix + ".hook_scale"][token, 0])
     return t("sv_ln_note", lang, token=label, mu=f"{mu:+.3f}", s=f"{scale:.3f}")

@@ -185,10 +185,7 @@ class Course(Screen[None]):
         except EditWordsError as error:
             self.notify(str(error), severity="warning", markup=False)
             edits = ()
-        if edits == self.place.edits:
-            return False
-        self.place.edits = edits
-        return True
+        return self.place.set_edits(edits)
 
     def action_lessons(self) -> None:
         self.host.action_lessons()

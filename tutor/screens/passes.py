@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual import on
 from textual.screen import Screen
 from textual.widgets import Input
@@ -9,7 +11,7 @@ from textual.widgets import Input
 import model
 from model import GPT, Trace
 from tutor.draw_settings import Sampled
-from tutor.edits import Edit, EditedRun, model_edits
+from tutor.edits import Edit, EditedRun, fitting, model_edits
 from tutor.lens import LensReadings
 from tutor.panels.next_token_panel import sampled_text
 from tutor.patch_sweep import patch_sweep
@@ -121,10 +123,10 @@ class Passes(Screen[None]):
 
         fit, unfit = model_edits(gpt, edits, len(clean.tokens), run_source)
         trace = gpt.run(prompt, grads=clean.has_grads, stop=stop, edits=fit) if fit else clean
-        patches = [edit.source for edit in edits if edit.kind == "patch" and edit.source in sources]
-        fitting = [text for text in patches if len(sources[text].tokens) == len(clean.tokens)]
-        sweep = patch_sweep(gpt, fitting[-1], sources[fitting[-1]], clean) if fitting else None
-        return trace, EditedRun(edits, clean, tuple(unfit), sweep)
+        run = EditedRun(edits, clean, tuple(unfit))
+        patches = [edit.source for edit in fitting(run) if edit.kind == "patch"]  # the last patch's prompt is swept
+        sweep = patch_sweep(gpt, patches[-1], sources[patches[-1]], clean) if patches else None
+        return trace, replace(run, sweep=sweep)
 
     @staticmethod
     def clean_pass(gpt: GPT, prompt: str, grads: bool, stop: Stop) -> Trace:
