@@ -9,9 +9,11 @@ from typing import Any, Literal, TypedDict
 
 PositionalEncoding = Literal["sinusoidal", "learned", "rope", "none"]
 NormPlacement = Literal["pre", "post", "none"]
+NormKind = Literal["layer", "rms"]
 
 POSITIONAL_ENCODINGS: tuple[str, ...] = ("sinusoidal", "learned", "rope", "none")
 NORM_PLACEMENTS: tuple[str, ...] = ("pre", "post", "none")
+NORM_KINDS: tuple[str, ...] = ("layer", "rms")
 
 # The largest size a config may ask for. A file's config is checked against its own tensors, but n_ctx sizes
 # a sinusoidal or RoPE table no tensor holds: without a bound, one number in a file asked for gigabytes.
@@ -39,6 +41,8 @@ class GPTConfig:
     rotated queries and keys (RoPE), or nothing at all.
     `norm`: LayerNorm before each sublayer (pre, x + F(LN(x))), after the residual add
     (post, LN(x + F(x))), or nowhere.
+    `norm_kind`: which norm sits there — LayerNorm (γ · (x − μ)/√(σ²+ε) + β) or RMSNorm (γ · x/√(mean(x²)+ε),
+    no μ and no β, as Llama's). A file written before the field existed is a LayerNorm model.
     """
 
     vocab_size: int
@@ -53,6 +57,7 @@ class GPTConfig:
     residual: bool = True
     causal: bool = True
     ln_eps: float = 1e-5
+    norm_kind: NormKind = "layer"
 
     def __post_init__(self) -> None:
         for name, most in MAX_SIZES.items():
@@ -65,6 +70,8 @@ class GPTConfig:
             raise ConfigError(f"positional must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.positional!r}")
         if self.norm not in NORM_PLACEMENTS:
             raise ConfigError(f"norm must be one of {', '.join(NORM_PLACEMENTS)}, got {self.norm!r}")
+        if self.norm_kind not in NORM_KINDS:
+            raise ConfigError(f"norm_kind must be one of {', '.join(NORM_KINDS)}, got {self.norm_kind!r}")
         if self.d_model % self.n_heads:
             raise ConfigError(f"d_model ({self.d_model}) must divide evenly into n_heads ({self.n_heads})")
         if self.positional == "rope" and self.d_head % 2:
@@ -126,6 +133,7 @@ class ConfigChanges(TypedDict, total=False):
     residual: bool
     causal: bool
     ln_eps: float
+    norm_kind: NormKind
 
 
 def _is_number(value: object) -> bool:

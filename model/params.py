@@ -15,6 +15,7 @@ def parameter_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
     """Every parameter's name and shape for `config`, in a stable order.
 
     The unembedding is tied to the token embedding (logits = x · W_Eᵀ), so it has no entry.
+    A norm has γ (`.g`) and, for LayerNorm, β (`.b`); RMSNorm has no β.
     """
     d, d_mlp = config.d_model, config.d_mlp
     shapes: dict[str, tuple[int, ...]] = {"wte": (config.vocab_size, d)}
@@ -22,7 +23,7 @@ def parameter_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
         shapes["wpe"] = (config.n_ctx, d)
     for i in range(config.n_layers):
         b = f"blocks.{i}."
-        norm_shapes = {"g": (d,), "b": (d,)} if config.norm != "none" else {}
+        norm_shapes = _norm_shapes(config) if config.norm != "none" else {}
         shapes.update({b + "ln1." + k: s for k, s in norm_shapes.items()})
         shapes.update(
             {
@@ -42,8 +43,13 @@ def parameter_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
             }
         )
     if config.has_final_norm:
-        shapes.update({"ln_final.g": (d,), "ln_final.b": (d,)})
+        shapes.update({"ln_final." + k: s for k, s in _norm_shapes(config).items()})
     return shapes
+
+
+def _norm_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
+    d = config.d_model
+    return {"g": (d,)} if config.norm_kind == "rms" else {"g": (d,), "b": (d,)}
 
 
 def init_params(config: GPTConfig, seed: int = 0) -> Params:

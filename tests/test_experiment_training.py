@@ -41,8 +41,8 @@ async def test_training_draws_every_shipped_curve_and_the_baselines(store) -> No
             await pilot.press("f")
             await settle(pilot)
         assert seen == set(records)
-        assert "tiny vs noresidual" in labels[0] and "the 9 models of 4 blocks" in labels[1]
-        assert "f shows the 9 models of 16 blocks" in labels[1] and "f shows tiny vs noresidual" in labels[-1]
+        assert "tiny vs noresidual" in labels[0] and "the 10 models of 4 blocks" in labels[1]
+        assert "f shows the 10 models of 16 blocks" in labels[1] and "f shows tiny vs noresidual" in labels[-1]
         assert [s.name.split()[0] for s in chart.series][:2] == ["tiny", "noresidual"]  # round again
         plot = [line for line in screen_text(app).split("\n") if line[7:8] in ("┤", "│")]
         assert any(line.startswith("     10┤") for line in plot)  # tiny starts at 10.06: the axis says 10
