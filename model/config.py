@@ -12,9 +12,11 @@ NormPlacement = Literal["pre", "post", "none"]
 MlpKind = Literal["gelu", "gated"]
 RopeStyle = Literal["interleaved", "half"]
 Biases = Literal["all", "qkv", "none"]
+NormKind = Literal["layer", "rms"]
 
 POSITIONAL_ENCODINGS: tuple[str, ...] = ("sinusoidal", "learned", "rope", "none")
 NORM_PLACEMENTS: tuple[str, ...] = ("pre", "post", "none")
+NORM_KINDS: tuple[str, ...] = ("layer", "rms")
 # the Llama family's switches (docs/llama.md); each default is GPT-2's wiring, so every older file loads unchanged
 CHOICES: dict[str, tuple[object, ...]] = {
     "mlp_kind": ("gelu", "gated"),
@@ -49,6 +51,8 @@ class GPTConfig:
     rotated queries and keys (RoPE), or nothing at all.
     `norm`: LayerNorm before each sublayer (pre, x + F(LN(x))), after the residual add
     (post, LN(x + F(x))), or nowhere.
+    `norm_kind`: which norm sits there — LayerNorm (γ · (x − μ)/√(σ²+ε) + β) or RMSNorm (γ · x/√(mean(x²)+ε),
+    no μ and no β, as Llama's). A file written before the field existed is a LayerNorm model.
 
     The Llama family (Llama, Qwen2, Mistral) differs in five more switches: `n_kv_heads` key/value heads
     shared by the query heads (grouped-query attention; None: one per query head), `mlp_kind` "gated"
@@ -69,6 +73,7 @@ class GPTConfig:
     residual: bool = True
     causal: bool = True
     ln_eps: float = 1e-5
+    norm_kind: NormKind = "layer"
     n_kv_heads: int | None = None
     mlp_kind: MlpKind = "gelu"
     rope_style: RopeStyle = "interleaved"
@@ -86,6 +91,8 @@ class GPTConfig:
             raise ConfigError(f"positional must be one of {', '.join(POSITIONAL_ENCODINGS)}, got {self.positional!r}")
         if self.norm not in NORM_PLACEMENTS:
             raise ConfigError(f"norm must be one of {', '.join(NORM_PLACEMENTS)}, got {self.norm!r}")
+        if self.norm_kind not in NORM_KINDS:
+            raise ConfigError(f"norm_kind must be one of {', '.join(NORM_KINDS)}, got {self.norm_kind!r}")
         if self.d_model % self.n_heads:
             raise ConfigError(f"d_model ({self.d_model}) must divide evenly into n_heads ({self.n_heads})")
         for name, allowed in CHOICES.items():
@@ -163,6 +170,7 @@ class ConfigChanges(TypedDict, total=False):
     residual: bool
     causal: bool
     ln_eps: float
+    norm_kind: NormKind
     n_kv_heads: int | None
     mlp_kind: MlpKind
     rope_style: RopeStyle

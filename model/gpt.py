@@ -18,7 +18,7 @@ from model.interventions import NO_EDITS, Edit, EditPlan, edited, plan_edits
 from model.layout import for_forward
 from model.llama import gated_mlp
 from model.mlp import mlp
-from model.norm import layer_norm
+from model.norm import layer_norm, rms_norm
 from model.params import Params, parameter_shapes
 from model.positions import sinusoidal_positions
 from model.sampling import sample, sample_rng
@@ -220,7 +220,11 @@ class GPT:
         return out
 
     def _layer_norm(self, name: str, x: np.ndarray, hook: Hook) -> np.ndarray:
-        return layer_norm(x, self._weights[name + ".g"], self._weights[name + ".b"], self.config.ln_eps, hook)
+        """The norm `name` ("blocks.0.ln1", "ln_final"): LayerNorm, or RMSNorm when `norm_kind` is "rms"."""
+        w, eps = self._weights, self.config.ln_eps
+        if self.config.norm_kind == "rms":
+            return rms_norm(x, w[name + ".g"], eps, hook)
+        return layer_norm(x, w[name + ".g"], w[name + ".b"], eps, hook)
 
     # -- prompts, traces and generation ------------------------------------------------------
 

@@ -26,11 +26,12 @@ from model.backward import (
     learned_positions_backward,
     mlp_backward,
     multi_head_attention_backward,
+    rms_norm_backward,
     unembed_backward,
     unembed_untied_backward,
 )
 from model.hooks import Hook, Recording, no_hook, scoped
-from model.interventions import NO_EDITS, EditPlan, frozen_layer_norm_backward
+from model.interventions import NO_EDITS, EditPlan, frozen_layer_norm_backward, frozen_rms_norm_backward
 
 if TYPE_CHECKING:
     from model.gpt import GPT
@@ -186,8 +187,16 @@ def sublayer_backward(
 def _layer_norm_backward(
     gpt: GPT, name: str, d_y: np.ndarray, acts: Activations, grads: Grads, hook: Hook, edits: EditPlan = NO_EDITS
 ) -> np.ndarray:
+    """Back through the norm `name`: LayerNorm's backward, or RMSNorm's (γ only, no β) for an rms model."""
     x_hat, scale = acts[name + ".hook_xhat"], acts[name + ".hook_scale"]
     frozen = edits.norms.get(name)
+    if gpt.config.norm_kind == "rms":
+        if frozen is None:
+            d_x, grads[name + ".g"] = rms_norm_backward(d_y, x_hat, scale, gpt.params[name + ".g"], hook)
+            return d_x
+        d_x, d_gamma = frozen_rms_norm_backward(d_y, x_hat, scale, frozen.gamma, hook)
+        grads[name + ".g"] = np.zeros_like(d_gamma) if frozen.identity else d_gamma  # identity: γ not in the graph
+        return d_x
     if frozen is None:
         d_x, grads[name + ".g"], grads[name + ".b"] = layer_norm_backward(
             d_y, x_hat, scale, gpt.params[name + ".g"], hook

@@ -14,7 +14,7 @@ line before the pass starts, and the backward pass knows exactly what each edit 
     ScaleHead     zₕ ← s · zₕ                                               at blocks.i.attn.hook_z
     SkipSublayer  F(x) ← 0                                                  at blocks.i.hook_attn_out / hook_mlp_out
     DropResidual  y = F(x) instead of x + F(x)                              block i's attention or MLP add
-    BypassNorm    LN(x) = x, or LN with μ and √(σ²+ε) frozen from another trace
+    BypassNorm    LN(x) = x, or LN with μ and √(σ²+ε) frozen from another trace (RMSNorm: the rms alone)
     Patch         a ← the same activation of another prompt's trace         at a stream point, a sublayer's
                                                                             output or hook_z (one head or all)
 
@@ -98,7 +98,8 @@ class DropResidual:
 @dataclass(frozen=True)
 class BypassNorm:
     """LayerNorm `norm` ("blocks.0.ln1", "ln_final") replaced: by the identity, LN(x) = x, or with
-    `frozen_from`, by the LayerNorm of that trace's μ and √(σ²+ε) at each position (same length)."""
+    `frozen_from`, by the LayerNorm of that trace's μ and √(σ²+ε) at each position (same length).
+    In an RMSNorm model only the rms √(mean(x²)+ε) is frozen: RMSNorm has no μ to freeze."""
 
     norm: str
     frozen_from: Trace | None = field(default=None, compare=False)
@@ -151,6 +152,40 @@ def frozen_layer_norm(
     return y
 
 
+def frozen_rms_norm(x: np.ndarray, scale: np.ndarray, gamma: np.ndarray, hook: Hook = no_hook) -> np.ndarray:
+    """RMSNorm with the rms r₀ given, not measured on x (there is no μ: RMSNorm never centres):
+
+        x̂ = x / r₀
+        y = γ · x̂
+
+    With r₀ = 1 and γ = 1 it is the identity, y = x.
+    """
+    hook("hook_scale", scale)
+    x_hat = x / scale
+    hook("hook_xhat", x_hat)
+    y = gamma * x_hat
+    hook("hook_normalized", y)
+    return y
+
+
+def frozen_rms_norm_backward(
+    d_y: np.ndarray, x_hat: np.ndarray, scale: np.ndarray, gamma: np.ndarray, hook: Hook = no_hook
+) -> tuple[np.ndarray, np.ndarray]:
+    """y = γ · x / r₀ with r₀ a constant:
+
+        ∂L/∂x = γ · ∂L/∂y / r₀             (no x̂ · mean(g · x̂) term: r₀ does not move with x)
+        ∂L/∂γ = Σ ∂L/∂y · x̂
+
+    The hooks get what `rms_norm_backward` hands them: ∂L/∂x̂, and ∂L/∂r₀ as a constant.
+    """
+    g = d_y * gamma
+    if hook is not no_hook:
+        hook("hook_xhat", g)
+        hook("hook_scale", -(g * x_hat).sum(axis=-1, keepdims=True) / scale)
+    flat_d_y = d_y.reshape(-1, d_y.shape[-1])
+    return g / scale, (flat_d_y * x_hat.reshape(flat_d_y.shape)).sum(axis=0)
+
+
 def frozen_layer_norm_backward(
     d_y: np.ndarray, x_hat: np.ndarray, scale: np.ndarray, gamma: np.ndarray, hook: Hook = no_hook
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -175,12 +210,13 @@ def frozen_layer_norm_backward(
 
 @dataclass(frozen=True)
 class FrozenNorm:
-    """What `frozen_layer_norm` takes in place of a model's LayerNorm; `identity` when it is LN(x) = x."""
+    """What `frozen_layer_norm` takes in place of a model's LayerNorm; `identity` when it is LN(x) = x.
+    An RMSNorm's has no μ and no β (None): `frozen_rms_norm` takes the rms and γ alone."""
 
-    mu: np.ndarray
+    mu: np.ndarray | None
     scale: np.ndarray
     gamma: np.ndarray
-    beta: np.ndarray
+    beta: np.ndarray | None
     identity: bool
 
 
@@ -276,20 +312,26 @@ def _add_patch(plan: EditPlan, gpt: GPT, n: int, edit: Patch) -> None:
 
 
 def _frozen_norm(gpt: GPT, n: int, edit: BypassNorm) -> FrozenNorm:
-    norms = gpt_norms(gpt)
+    norms, rms = gpt_norms(gpt), gpt.config.norm_kind == "rms"
     if edit.norm not in norms:
         have = ", ".join(norms[:3] + (["…"] if len(norms) > 3 else [])) or "none"
-        raise EditError(f"model {gpt.name} has no LayerNorm {edit.norm!r} (its LayerNorms: {have})")
+        kind = "RMSNorm" if rms else "LayerNorm"
+        raise EditError(f"model {gpt.name} has no {kind} {edit.norm!r} (its {kind}s: {have})")
     dtype = gpt.params["wte"].dtype
     if edit.frozen_from is None:
         d = gpt.config.d_model
-        ones = np.ones(d, dtype=dtype)
-        return FrozenNorm(np.zeros((n, 1), dtype), np.ones((n, 1), dtype), ones, np.zeros(d, dtype), True)
-    mu = _source(edit.frozen_from, edit.norm + ".hook_mean", (1,))
+        ones, zeros = np.ones(d, dtype=dtype), np.zeros(d, dtype)
+        if rms:
+            return FrozenNorm(None, np.ones((n, 1), dtype), ones, None, True)
+        return FrozenNorm(np.zeros((n, 1), dtype), np.ones((n, 1), dtype), ones, zeros, True)
     scale = _source(edit.frozen_from, edit.norm + ".hook_scale", (1,))
-    if len(mu) != n:
-        raise EditError(f"the frozen LayerNorm's source has {len(mu)} positions and this prompt {n}: they must match")
+    if len(scale) != n:
+        kind = "RMSNorm" if rms else "LayerNorm"
+        raise EditError(f"the frozen {kind}'s source has {len(scale)} positions and this prompt {n}: they must match")
     weights = gpt.params  # μ and s are copied: the edited trace records them, and must not share the source's
+    if rms:  # the rms alone: RMSNorm has no μ (and no β)
+        return FrozenNorm(None, scale.copy(), weights[edit.norm + ".g"], None, False)
+    mu = _source(edit.frozen_from, edit.norm + ".hook_mean", (1,))
     return FrozenNorm(mu.copy(), scale.copy(), weights[edit.norm + ".g"], weights[edit.norm + ".b"], False)
 
 
@@ -412,6 +454,8 @@ def edited(gpt: GPT, plan: EditPlan) -> GPT:
             frozen = plan.norms.get(name)
             if frozen is None:
                 return super()._layer_norm(name, x, hook)
+            if frozen.mu is None or frozen.beta is None:  # an RMSNorm's: the rms alone is frozen
+                return frozen_rms_norm(x, frozen.scale, frozen.gamma, hook)
             return frozen_layer_norm(x, frozen.mu, frozen.scale, frozen.gamma, frozen.beta, hook)
 
     other = EditedGPT.__new__(EditedGPT)

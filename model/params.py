@@ -17,6 +17,7 @@ def parameter_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
     A tied unembedding is the token embedding itself (logits = x · W_Eᵀ) and has no entry; an untied one
     is `w_u` `[d, vocab]`. Grouped-query attention's W_qkv is `[d, (n_heads + 2 · n_kv_heads) · d_head]`:
     q's heads, then k's, then v's. The gated MLP has W_gate beside W_in (TransformerLens' names).
+    A norm has γ (`.g`) and, for LayerNorm, β (`.b`); RMSNorm has no β.
     """
     d, d_mlp = config.d_model, config.d_mlp
     shapes: dict[str, tuple[int, ...]] = {"wte": (config.vocab_size, d)}
@@ -26,7 +27,7 @@ def parameter_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
     biased = config.biases == "all"
     for i in range(config.n_layers):
         b = f"blocks.{i}."
-        norm_shapes = {"g": (d,), "b": (d,)} if config.norm != "none" else {}
+        norm_shapes = _norm_shapes(config) if config.norm != "none" else {}
         shapes.update({b + "ln1." + k: s for k, s in norm_shapes.items()})
         shapes[b + "attn.w_qkv"] = (d, qkv)
         if config.biases != "none":
@@ -44,10 +45,15 @@ def parameter_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
         if biased:
             shapes[b + "mlp.b_out"] = (d,)
     if config.has_final_norm:
-        shapes.update({"ln_final.g": (d,), "ln_final.b": (d,)})
+        shapes.update({"ln_final." + k: s for k, s in _norm_shapes(config).items()})
     if not config.tied:
         shapes["w_u"] = (d, config.vocab_size)
     return shapes
+
+
+def _norm_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
+    d = config.d_model
+    return {"g": (d,)} if config.norm_kind == "rms" else {"g": (d,), "b": (d,)}
 
 
 def init_params(config: GPTConfig, seed: int = 0) -> Params:

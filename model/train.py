@@ -41,7 +41,7 @@ from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
-from model.config import GPTConfig, NormPlacement, PositionalEncoding
+from model.config import GPTConfig, NormKind, NormPlacement, PositionalEncoding
 from model.corpus import Corpus, ngram_baselines, validation_windows
 from model.depth import DepthProfile, depth_profile, stream_points
 from model.gpt import GPT
@@ -66,6 +66,7 @@ class Recipe:
     positional: PositionalEncoding = "sinusoidal"
     pos_base: float = 10000.0
     norm: NormPlacement = "pre"
+    norm_kind: NormKind = "layer"  # LayerNorm, or RMSNorm (no μ, no β)
     residual: bool = True
     n_ctx: int = 64
     d_model: int = 64
@@ -99,6 +100,7 @@ class Recipe:
             pos_base=self.pos_base,
             norm=self.norm,
             residual=self.residual,
+            norm_kind=self.norm_kind,
         )
 
 
@@ -127,6 +129,7 @@ MAX_STEPS = 1_000_000
 MAX_LEARNING_RATE = 10.0
 FLAG_NAMES = {  # the `tutor train` flag that sets each recipe field, to name a change the way it was asked for
     "norm": "norm",
+    "norm_kind": "norm-kind",
     "residual": "residual",
     "positional": "positional",
     "pos_base": "base",
@@ -158,6 +161,8 @@ def recipe_problem(recipe: Recipe) -> str | None:
         return f"rope turns pairs of coordinates: a head of {recipe.d_model // recipe.n_heads} has an odd size"
     if recipe.norm not in ("pre", "post", "none"):
         return f"norm must be pre, post or none, got {recipe.norm!r}"
+    if recipe.norm_kind not in ("layer", "rms"):
+        return f"norm-kind must be layer or rms, got {recipe.norm_kind!r}"
     if recipe.positional not in ("sinusoidal", "learned", "rope", "none"):
         return f"positional must be sinusoidal, learned, rope or none, got {recipe.positional!r}"
     if not (finite(recipe.pos_base) and recipe.pos_base > 1):

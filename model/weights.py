@@ -125,6 +125,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPTConfig, Params, Ch
     except ConfigError as error:
         raise WeightsError(f"{path}: bad config: {error}") from None
     check_depth(path, tensors, config.n_layers, "blocks.")
+    check_norm_kind(path, tensors, config)
     params = check_params(path, tensors, parameter_shapes(config))  # every size in the config, against a tensor
     try:
         tokenizer = CharTokenizer.from_json(metadata.get("tokenizer", ""))
@@ -144,6 +145,20 @@ def check_depth(path: Path, names: Iterable[str], n_layers: int, block_prefix: s
     blocks = {name[len(block_prefix) :].split(".", 1)[0] for name in names if name.startswith(block_prefix)}
     if n_layers > len(blocks):
         raise WeightsError(f"{path}: the config says n_layers {n_layers}, the file holds {len(blocks)} blocks")
+
+
+def check_norm_kind(path: Path, names: dict[str, np.ndarray], config: GPTConfig) -> None:
+    """A file's norms agree with its config's `norm_kind`: an RMSNorm holds γ only, a LayerNorm γ and β. Said in
+    words of the norm (a β where none belongs, or none where one does), not as a bare unexpected tensor."""
+    expected = parameter_shapes(config)
+    betas = [n for n in names if n.endswith((".ln1.b", ".ln2.b")) or n == "ln_final.b"]
+    if config.norm_kind == "rms" and betas:
+        raise WeightsError(f"{path}: the config says norm_kind rms (RMSNorm has no β) but the file holds {betas[0]!r}")
+    missing = [n for n in expected if n.endswith(".b") and n.rsplit(".", 2)[-2].startswith("ln") and n not in names]
+    if missing and missing[0][:-1] + "g" in names:
+        raise WeightsError(
+            f"{path}: the config says norm_kind layer but the file lacks LayerNorm β {missing[0]!r} (an RMSNorm file?)"
+        )
 
 
 def check_params(path: Path, tensors: dict[str, np.ndarray], expected: dict[str, tuple[int, ...]]) -> Params:

@@ -43,6 +43,13 @@ VARIANTS = [
     )
 ]
 
+# RMSNorm in place of LayerNorm (`norm_kind` "rms"), in both placements, with and without the residual adds
+RMS_VARIANTS = [
+    dict(positional="sinusoidal", norm="pre", residual=True, causal=True, norm_kind="rms"),
+    dict(positional="rope", norm="post", residual=True, causal=True, norm_kind="rms"),
+    dict(positional="learned", norm="pre", residual=False, causal=False, norm_kind="rms"),
+]
+
 
 def variant_id(variant: dict) -> str:
     return "-".join(
@@ -51,6 +58,7 @@ def variant_id(variant: dict) -> str:
             variant["norm"] + "norm",
             "res" if variant["residual"] else "nores",
             "causal" if variant["causal"] else "full",
+            *(["rms"] if variant.get("norm_kind") == "rms" else []),
         ]
     )
 

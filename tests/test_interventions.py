@@ -285,6 +285,12 @@ def edit_cases() -> list[tuple[str, dict, Callable[[model.Trace], list[Edit]]]]:
             lambda o: [BypassNorm("blocks.0.ln2", o), DropResidual(1, "mlp"), AblateHead(1, 0)],
         ),
         ("nonorm", {"norm": "none"}, lambda o: [DropResidual(0, "attn"), Patch("blocks.1.hook_resid_mid", o, (6,))]),
+        (
+            "rms-norms",
+            {"norm_kind": "rms"},
+            lambda o: [BypassNorm("blocks.0.ln1"), BypassNorm("blocks.1.ln2", o), BypassNorm("ln_final", o)],
+        ),
+        ("rms-postnorm", {"norm": "post", "norm_kind": "rms"}, lambda o: [BypassNorm("blocks.0.ln2", o)]),
     ]
 
 

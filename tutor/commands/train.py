@@ -24,6 +24,7 @@ DESCRIPTION = (
 )
 RECIPE_FLAGS = (
     "norm",
+    "norm_kind",
     "no_residual",
     "positional",
     "base",
@@ -57,6 +58,9 @@ def add_recipe_arguments(group: Any) -> None:
     group.add_argument(
         "--norm", choices=("pre", "post", "none"), help="LayerNorm before each sublayer, after the add, or none"
     )
+    group.add_argument(
+        "--norm-kind", choices=("layer", "rms"), help="LayerNorm, or RMSNorm (no mean, no β: Llama's norm)"
+    )
     group.add_argument("--no-residual", action="store_true", help="drop the residual adds: x → F(x)")
     group.add_argument("--positional", choices=("sinusoidal", "learned", "rope", "none"), help="how position enters")
     group.add_argument("--base", type=float, metavar="B", help="the sinusoidal table's or RoPE's base (10000)")
@@ -76,7 +80,12 @@ def recipe_from_flags(args: argparse.Namespace, base: Any) -> tuple[Any, str | N
     from model.train import recipe_changes, recipe_problem
 
     changes: dict[str, Any] = {}
-    for flag, field in (("norm", "norm"), ("positional", "positional"), ("base", "pos_base")):
+    for flag, field in (
+        ("norm", "norm"),
+        ("norm_kind", "norm_kind"),
+        ("positional", "positional"),
+        ("base", "pos_base"),
+    ):
         if getattr(args, flag) is not None:
             changes[field] = getattr(args, flag)
     if args.no_residual:
