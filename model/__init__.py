@@ -93,8 +93,9 @@ def load(name_or_path: str | os.PathLike[str] = DEFAULT_MODEL) -> GPT:
     """A model by name or path, looked for in this order:
 
     1. a shipped model (`"tiny"`, ...);
-    2. a path: a tutor safetensors checkpoint, or a Hugging Face GPT-2 folder (`config.json`,
-       `model.safetensors`, `tokenizer.json`), or the `model.safetensors` inside one;
+    2. a path: a tutor safetensors checkpoint, or a Hugging Face folder (`config.json`, `model.safetensors`
+       or its shards, `tokenizer.json`) of GPT-2 or of the Llama family (`LlamaForCausalLM`,
+       `Qwen2ForCausalLM`, `MistralForCausalLM`), or the `model.safetensors` inside one;
     3. a GPT-2 model in the local Hugging Face cache by name (`"gpt2"`, `"distilgpt2"`,
        `"openai-community/gpt2-medium"`), under `HF_HUB_CACHE`, `HF_HOME/hub` or
        `~/.cache/huggingface/hub`. Nothing is ever downloaded.
@@ -131,7 +132,19 @@ def _load_tutor_checkpoint(path: Path, name: str) -> GPT:
 
 
 def _load_hf(folder: Path, name: str) -> GPT:
-    from model.hf_gpt2 import load_hf_gpt2
+    """A Hugging Face folder: GPT-2, or the Llama family (Llama, Qwen2, Mistral) by config.json's `architectures`."""
+    from model.hf_gpt2 import load_hf_gpt2, read_config
+    from model.hf_llama import ARCHITECTURES, is_llama_config, load_hf_llama
 
-    config, params, tokenizer = load_hf_gpt2(folder)
+    raw = read_config(folder / "config.json")
+    if is_llama_config(raw):
+        config, params, tokenizer = load_hf_llama(folder)
+    elif raw.get("model_type") == "gpt2" or "GPT2LMHeadModel" in (raw.get("architectures") or []):
+        config, params, tokenizer = load_hf_gpt2(folder)
+    else:
+        found = raw.get("architectures") or raw.get("model_type")
+        supported = ", ".join(("GPT2LMHeadModel", *ARCHITECTURES))
+        raise WeightsError(
+            f"{folder / 'config.json'}: architecture {found!r} is not supported (supported: {supported})"
+        )
     return GPT(config, params, tokenizer, name=name, trained=True)

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from model.hooks import Hook, no_hook
-from model.positions import rope
+from model.positions import rope, rope_half
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -63,33 +63,51 @@ def merge_heads(z: np.ndarray) -> np.ndarray:
 
 
 def qkv_heads(
-    x: np.ndarray, w_qkv: np.ndarray, b_qkv: np.ndarray, n_heads: int, hook: Hook = no_hook
+    x: np.ndarray,
+    w_qkv: np.ndarray,
+    b_qkv: np.ndarray | None,
+    n_heads: int,
+    hook: Hook = no_hook,
+    n_kv_heads: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every token's query, key and value, from one [d, 3d] matrix W_qkv = [W_Q | W_K | W_V]:
+    """Every token's query, key and value, from one matrix W_qkv = [W_Q | W_K | W_V]:
 
         q, k, v = x W_Q + b_Q,  x W_K + b_K,  x W_V + b_V
 
-    each split into heads: `[pos, head, d_head]`.
+    each split into heads: `[pos, head, d_head]`. With grouped-query attention k and v have only
+    `n_kv_heads` heads (W_K and W_V are that much narrower); a model without biases (Llama) has no b_qkv.
     """
-    qkv = split_heads(x @ w_qkv + b_qkv, 3 * n_heads)  # [pos, 3·head, d_head]: q's heads, then k's, then v's
-    q, k, v = qkv[..., :n_heads, :], qkv[..., n_heads : 2 * n_heads, :], qkv[..., 2 * n_heads :, :]
+    kv = n_kv_heads or n_heads
+    qkv = x @ w_qkv if b_qkv is None else x @ w_qkv + b_qkv
+    qkv = split_heads(qkv, n_heads + 2 * kv)  # [pos, head + 2·kv, d_head]: q's heads, then k's, then v's
+    q, k, v = qkv[..., :n_heads, :], qkv[..., n_heads : n_heads + kv, :], qkv[..., n_heads + kv :, :]
     hook("hook_q", q)
     hook("hook_k", k)
     hook("hook_v", v)
     return q, k, v
 
 
-def rotate_qk(q: np.ndarray, k: np.ndarray, pe: np.ndarray, hook: Hook = no_hook) -> tuple[np.ndarray, np.ndarray]:
+def rotate_qk(
+    q: np.ndarray, k: np.ndarray, pe: np.ndarray, hook: Hook = no_hook, style: str = "interleaved"
+) -> tuple[np.ndarray, np.ndarray]:
     """RoPE's place in attention: queries and keys turned by their positions' angles, values left alone:
 
         q' = rope(q),  k' = rope(k)
 
     so that the score q'ᵢ · k'ⱼ depends on how far apart i and j are, not on where they stand.
+    `style` "half" turns them as Hugging Face's Llama does (`rope_half`).
     """
-    q, k = rope(q, pe), rope(k, pe)
+    turn = rope_half if style == "half" else rope
+    q, k = turn(q, pe), turn(k, pe)
     hook("hook_rot_q", q)
     hook("hook_rot_k", k)
     return q, k
+
+
+def shared_heads(kv: np.ndarray, group: int) -> np.ndarray:
+    """Grouped-query attention's keys or values for every query head: query head h reads key/value head
+    h // group (`[pos, kv_head, d_head]` → `[pos, kv_head · group, d_head]`)."""
+    return kv if group == 1 else np.repeat(kv, group, axis=-2)
 
 
 def multi_head_attention(
@@ -153,29 +171,36 @@ def attention_cached_mask(
 def multi_head_attention_kv(
     x: np.ndarray,
     w_qkv: np.ndarray,
-    b_qkv: np.ndarray,
+    b_qkv: np.ndarray | None,
     w_out: np.ndarray,
-    b_out: np.ndarray,
+    b_out: np.ndarray | None,
     n_heads: int,
     causal: bool = True,
     rope_pe: np.ndarray | None = None,
     past_kv: tuple[np.ndarray, np.ndarray] | None = None,
     hook: Hook = no_hook,
+    n_kv_heads: int | None = None,
+    rope_style: str = "interleaved",
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """`multi_head_attention` as the forward pass runs it, with a KV cache; without `past_kv` it computes
     the same output and hooks, bit for bit (tests/test_quoted_code.py).
 
     `past_kv` holds the keys (after RoPE's turn) and values of earlier positions, `[pos, head, d_head]`; the
     new positions' queries meet them and their own, and every position's keys and values are returned.
+    With `n_kv_heads` (grouped-query attention), n_heads / n_kv_heads query heads share each key/value head:
+    the cache and the hooks hold the n_kv_heads heads, `shared_heads` hands each query head its own.
     """
-    q, k, v = qkv_heads(x, w_qkv, b_qkv, n_heads, hook)
+    q, k, v = qkv_heads(x, w_qkv, b_qkv, n_heads, hook, n_kv_heads)
     if rope_pe is not None:
-        q, k = rotate_qk(q, k, rope_pe, hook)
+        q, k = rotate_qk(q, k, rope_pe, hook, rope_style)
     if past_kv is not None:
         k, v = np.concatenate([past_kv[0], k], axis=-3), np.concatenate([past_kv[1], v], axis=-3)
-    z = attention_cached_mask(q.swapaxes(-3, -2), k.swapaxes(-3, -2), v.swapaxes(-3, -2), causal, hook)
+    group = n_heads // k.shape[-2]
+    k_q, v_q = shared_heads(k, group), shared_heads(v, group)
+    z = attention_cached_mask(q.swapaxes(-3, -2), k_q.swapaxes(-3, -2), v_q.swapaxes(-3, -2), causal, hook)
     z = z.swapaxes(-3, -2)
     hook("hook_z", z)
     out = merge_heads(z) @ w_out
-    out += b_out  # in place: one array less
+    if b_out is not None:
+        out += b_out  # in place: one array less
     return out, (k, v)

@@ -14,9 +14,10 @@ import math
 
 import numpy as np
 
-from model.attention import merge_heads
+from model.attention import merge_heads, shared_heads
 from model.hooks import Hook, no_hook
-from model.positions import rope
+from model.llama import silu
+from model.positions import rope, rope_half
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # a Python float, so float32 stays float32
 
@@ -113,6 +114,21 @@ def rope_backward(d_out: np.ndarray, pe: np.ndarray) -> np.ndarray:
     back = pe.copy()
     back[:, 0::2] *= -1.0
     return rope(d_out, back)
+
+
+def rope_half_backward(d_out: np.ndarray, pe: np.ndarray) -> np.ndarray:
+    """`rope_half` turns each pair (xᵢ, x_{i+d/2}) by θᵢ: as for `rope_backward`, the gradient turns back by −θ,
+    `rope_half` with sin θ negated."""
+    back = pe.copy()
+    back[:, 0::2] *= -1.0
+    return rope_half(d_out, back)
+
+
+def unembed_untied_backward(d_logits: np.ndarray, x: np.ndarray, w_u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """logits = x · W_U (an unembedding of its own, `[d, vocab]`):
+
+    ∂L/∂x = ∂L/∂logits · W_Uᵀ,  ∂L/∂W_U = xᵀ · ∂L/∂logits."""
+    return d_logits @ w_u.T, _flat(x).T @ _flat(d_logits)
 
 
 def layer_norm_backward(
@@ -233,6 +249,42 @@ def gelu_backward(d_y: np.ndarray, x: np.ndarray) -> np.ndarray:
     return t
 
 
+def silu_backward(d_y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """silu(x) = x · σ(x):   silu'(x) = σ(x) · (1 + x · (1 − σ(x)))."""
+    sigma = 1.0 / (1.0 + np.exp(-x))
+    return d_y * sigma * (1.0 + x * (1.0 - sigma))
+
+
+def gated_mlp_backward(
+    d_out: np.ndarray,
+    x: np.ndarray,
+    pre: np.ndarray,
+    pre_linear: np.ndarray,
+    post: np.ndarray,
+    w_gate: np.ndarray,
+    w_in: np.ndarray,
+    w_out: np.ndarray,
+    hook: Hook = no_hook,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """mlp(x) = (silu(x W_gate) ⊙ x W_in) W_out, back through each step:
+
+        ∂L/∂post = ∂L/∂out · W_outᵀ                          post = silu(pre) ⊙ pre_linear
+        ∂L/∂pre_linear = ∂L/∂post ⊙ silu(pre),   ∂L/∂pre = silu'(pre) ⊙ ∂L/∂post ⊙ pre_linear
+        ∂L/∂x = ∂L/∂pre · W_gateᵀ + ∂L/∂pre_linear · W_inᵀ   (x feeds both projections)
+
+    `pre`, `pre_linear`, `post` are the forward's hooks. Returns ∂L/∂x and the gradients of W_gate, W_in, W_out.
+    """
+    d_post, d_w_out, _ = linear_backward(d_out, post, w_out)
+    hook("hook_post", d_post)
+    d_pre_linear = d_post * silu(pre)
+    hook("hook_pre_linear", d_pre_linear)
+    d_pre = silu_backward(d_post * pre_linear, pre)
+    hook("hook_pre", d_pre)
+    d_x_gate, d_w_gate, _ = linear_backward(d_pre, x, w_gate)
+    d_x_in, d_w_in, _ = linear_backward(d_pre_linear, x, w_in)
+    return d_x_gate + d_x_in, d_w_gate, d_w_in, d_w_out
+
+
 def mlp_backward(
     d_out: np.ndarray,
     x: np.ndarray,
@@ -268,6 +320,7 @@ def multi_head_attention_backward(
     rope_pe: np.ndarray | None = None,
     hook: Hook = no_hook,
     z_keep: np.ndarray | None = None,
+    rope_style: str = "interleaved",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Multi-head attention backwards, one forward step at a time:
 
@@ -280,23 +333,36 @@ def multi_head_attention_backward(
     is `[head, q_pos, k_pos]`; any batch axes in front. Returns ∂L/∂x and the gradients of W_QKV,
     b_QKV, W_O, b_O. `z_keep` is an edit's m in z′ = m ⊙ z + c (model/interventions.py): the share of
     ∂L/∂z′ that reaches the heads.
+
+    With grouped-query attention `k` and `v` have fewer heads than `q`, each read by `group` query heads:
+    a shared key/value head's gradient is the sum of what its query heads send back.
     """
     d_z, d_w_out, d_b_out = linear_backward(d_out, z.reshape(x.shape), w_out)
     d_z = d_z.reshape(z.shape)
     hook("hook_z", d_z)
     if z_keep is not None:
         d_z = z_keep * d_z
+    group = q.shape[-2] // k.shape[-2]
     d_q, d_k, d_v = (
         t.swapaxes(-3, -2)  # back to [pos, head, d_head]
         for t in attention_backward(
-            d_z.swapaxes(-3, -2), q.swapaxes(-3, -2), k.swapaxes(-3, -2), v.swapaxes(-3, -2), pattern, hook
+            d_z.swapaxes(-3, -2),
+            q.swapaxes(-3, -2),
+            shared_heads(k, group).swapaxes(-3, -2),
+            shared_heads(v, group).swapaxes(-3, -2),
+            pattern,
+            hook,
         )
     )
+    if group > 1:  # query head h read key/value head h // group: add up each group's share
+        d_k = d_k.reshape(*k.shape[:-1], group, k.shape[-1]).sum(axis=-2)
+        d_v = d_v.reshape(*v.shape[:-1], group, v.shape[-1]).sum(axis=-2)
     hook("hook_v", d_v)
     if rope_pe is not None:
         hook("hook_rot_q", d_q)
         hook("hook_rot_k", d_k)
-        d_q, d_k = rope_backward(d_q, rope_pe), rope_backward(d_k, rope_pe)
+        turn_back = rope_half_backward if rope_style == "half" else rope_backward
+        d_q, d_k = turn_back(d_q, rope_pe), turn_back(d_k, rope_pe)
     hook("hook_q", d_q)
     hook("hook_k", d_k)
     d_qkv = merge_heads(np.concatenate([d_q, d_k, d_v], axis=-2))  # [pos, 3·head, d_head] → [pos, 3d], as qkv was split

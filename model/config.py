@@ -9,11 +9,21 @@ from typing import Any, Literal, TypedDict
 
 PositionalEncoding = Literal["sinusoidal", "learned", "rope", "none"]
 NormPlacement = Literal["pre", "post", "none"]
+MlpKind = Literal["gelu", "gated"]
+RopeStyle = Literal["interleaved", "half"]
+Biases = Literal["all", "qkv", "none"]
 NormKind = Literal["layer", "rms"]
 
 POSITIONAL_ENCODINGS: tuple[str, ...] = ("sinusoidal", "learned", "rope", "none")
 NORM_PLACEMENTS: tuple[str, ...] = ("pre", "post", "none")
 NORM_KINDS: tuple[str, ...] = ("layer", "rms")
+# the Llama family's switches (docs/llama.md); each default is GPT-2's wiring, so every older file loads unchanged
+CHOICES: dict[str, tuple[object, ...]] = {
+    "mlp_kind": ("gelu", "gated"),
+    "rope_style": ("interleaved", "half"),
+    "biases": ("all", "qkv", "none"),
+    "tied": (True, False),
+}
 
 # The largest size a config may ask for. A file's config is checked against its own tensors, but n_ctx sizes
 # a sinusoidal or RoPE table no tensor holds: without a bound, one number in a file asked for gigabytes.
@@ -43,6 +53,12 @@ class GPTConfig:
     (post, LN(x + F(x))), or nowhere.
     `norm_kind`: which norm sits there — LayerNorm (γ · (x − μ)/√(σ²+ε) + β) or RMSNorm (γ · x/√(mean(x²)+ε),
     no μ and no β, as Llama's). A file written before the field existed is a LayerNorm model.
+
+    The Llama family (Llama, Qwen2, Mistral) differs in five more switches: `n_kv_heads` key/value heads
+    shared by the query heads (grouped-query attention; None: one per query head), `mlp_kind` "gated"
+    (silu(x W_gate) ⊙ x W_in, then W_out) instead of GELU's, `rope_style` "half" (RoPE pairs dimension i
+    with i + d_head/2, as Hugging Face turns it, not 2i with 2i+1), `biases` on every linear map ("all"),
+    on q, k and v only (Qwen2) or on none (Llama), and an unembedding `tied` to the embedding or its own W_U.
     """
 
     vocab_size: int
@@ -58,6 +74,11 @@ class GPTConfig:
     causal: bool = True
     ln_eps: float = 1e-5
     norm_kind: NormKind = "layer"
+    n_kv_heads: int | None = None
+    mlp_kind: MlpKind = "gelu"
+    rope_style: RopeStyle = "interleaved"
+    biases: Biases = "all"
+    tied: bool = True
 
     def __post_init__(self) -> None:
         for name, most in MAX_SIZES.items():
@@ -74,6 +95,12 @@ class GPTConfig:
             raise ConfigError(f"norm_kind must be one of {', '.join(NORM_KINDS)}, got {self.norm_kind!r}")
         if self.d_model % self.n_heads:
             raise ConfigError(f"d_model ({self.d_model}) must divide evenly into n_heads ({self.n_heads})")
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed or type(getattr(self, name)) is not type(allowed[0]):
+                raise ConfigError(f"{name} must be one of {', '.join(map(str, allowed))}, got {getattr(self, name)!r}")
+        kv = self.n_kv_heads
+        if kv is not None and (isinstance(kv, bool) or not isinstance(kv, int) or kv < 1 or self.n_heads % kv):
+            raise ConfigError(f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({kv!r})")
         if self.positional == "rope" and self.d_head % 2:
             raise ConfigError(f"rope needs an even head size, got d_head={self.d_head}")
         for name in ("residual", "causal"):
@@ -87,6 +114,16 @@ class GPTConfig:
     @property
     def d_head(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """How many key/value heads attention has: n_heads unless they are grouped."""
+        return self.n_kv_heads or self.n_heads
+
+    @property
+    def group(self) -> int:
+        """How many query heads share one key/value head (1 without grouped-query attention)."""
+        return self.n_heads // self.kv_heads
 
     @property
     def has_final_norm(self) -> bool:
@@ -134,6 +171,11 @@ class ConfigChanges(TypedDict, total=False):
     causal: bool
     ln_eps: float
     norm_kind: NormKind
+    n_kv_heads: int | None
+    mlp_kind: MlpKind
+    rope_style: RopeStyle
+    biases: Biases
+    tied: bool
 
 
 def _is_number(value: object) -> bool:

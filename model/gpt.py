@@ -8,7 +8,7 @@ from typing import Unpack
 
 import numpy as np
 
-from model.attention import multi_head_attention_kv
+from model.attention import merge_heads, multi_head_attention_kv
 from model.backward import position_losses_and_backward
 from model.config import ConfigChanges, GPTConfig
 from model.embedding import embed, unembed
@@ -16,6 +16,7 @@ from model.gradients import backward
 from model.hooks import Hook, Recording, no_hook, scoped
 from model.interventions import NO_EDITS, Edit, EditPlan, edited, plan_edits
 from model.layout import for_forward
+from model.llama import gated_mlp
 from model.mlp import mlp
 from model.norm import layer_norm, rms_norm
 from model.params import Params, parameter_shapes
@@ -153,7 +154,7 @@ class GPT:
         """
         if self.config.has_final_norm:
             x = self._layer_norm("ln_final", x, scoped(hook, "ln_final."))
-        return unembed(x, self._weights["wte"])
+        return unembed(x, self._weights["wte"]) if self.config.tied else x @ self._weights["w_u"]
 
     def block(self, i: int, x: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook) -> np.ndarray:
         """One transformer block: attention, then the MLP, each as a `sublayer` (pre-norm: x + F(LN(x)))."""
@@ -167,27 +168,33 @@ class GPT:
     def attn(self, i: int, h: np.ndarray, rope_pe: np.ndarray | None, cache: KVCache | None, hook: Hook) -> np.ndarray:
         """Block i's `multi_head_attention` on its own weights. Run as `multi_head_attention_kv`: the same
         numbers, and with a `cache` only the new positions, their keys and values joining the cache's."""
-        p, b = self._weights, f"blocks.{i}.attn."
-        past = cache.kv.get(i) if cache is not None else None
-        out, kv = multi_head_attention_kv(
-            h,
-            p[b + "w_qkv"],
-            p[b + "b_qkv"],
-            p[b + "w_out"],
-            p[b + "b_out"],
-            self.config.n_heads,
-            self.config.causal,
-            rope_pe,
-            past,
-            scoped(hook, "attn."),
-        )
+        out, kv = self.attention(i, h, rope_pe, cache.kv.get(i) if cache is not None else None, scoped(hook, "attn."))
         if cache is not None:
             cache.kv[i] = kv
         return out
 
+    def attention(
+        self, i: int, h: np.ndarray, rope_pe: np.ndarray | None, past: tuple[np.ndarray, np.ndarray] | None, hook: Hook
+    ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """`multi_head_attention_kv` with block i's weights and the config's wiring: its output and (k, v).
+        `hook` is attention's own (`blocks.i.attn.`)."""
+        cfg, p, b = self.config, self._weights, f"blocks.{i}.attn."
+        return multi_head_attention_kv(
+            h, p[b + "w_qkv"], p.get(b + "b_qkv"), p[b + "w_out"], p.get(b + "b_out"), cfg.n_heads, cfg.causal,
+            rope_pe, past, hook, cfg.kv_heads, cfg.rope_style,
+        )  # fmt: skip
+
+    def heads_out(self, i: int, z: np.ndarray) -> np.ndarray:
+        """Block i's attention output from its heads' z: out = concat(z₁ … z_H) W_O (+ b_O)."""
+        p, b = self._weights, f"blocks.{i}.attn."
+        out = merge_heads(z) @ p[b + "w_out"]
+        return out + p[b + "b_out"] if b + "b_out" in p else out
+
     def mlp(self, i: int, h: np.ndarray, hook: Hook) -> np.ndarray:
-        """Block i's `mlp` on its own weights."""
+        """Block i's `mlp` (or `gated_mlp`) on its own weights."""
         p, b = self._weights, f"blocks.{i}.mlp."
+        if self.config.mlp_kind == "gated":
+            return gated_mlp(h, p[b + "w_gate"], p[b + "w_in"], p[b + "w_out"], scoped(hook, "mlp."))
         return mlp(h, p[b + "w_in"], p[b + "b_in"], p[b + "w_out"], p[b + "b_out"], scoped(hook, "mlp."))
 
     def sublayer(

@@ -21,12 +21,14 @@ from model.backward import (
     cross_entropy,
     cross_entropy_and_backward,
     embed_backward,
+    gated_mlp_backward,
     layer_norm_backward,
     learned_positions_backward,
     mlp_backward,
     multi_head_attention_backward,
     rms_norm_backward,
     unembed_backward,
+    unembed_untied_backward,
 )
 from model.hooks import Hook, Recording, no_hook, scoped
 from model.interventions import NO_EDITS, EditPlan, frozen_layer_norm_backward, frozen_rms_norm_backward
@@ -62,7 +64,10 @@ def backward(
     grads: dict[str, np.ndarray] = {}
     hook("logits", d_logits)
     last = "ln_final.hook_normalized" if cfg.has_final_norm else f"blocks.{cfg.n_layers - 1}.hook_resid_post"
-    d_x, d_wte_unembed = unembed_backward(d_logits, acts[last], p["wte"])
+    if cfg.tied:
+        d_x, d_wte_unembed = unembed_backward(d_logits, acts[last], p["wte"])
+    else:
+        d_x, grads["w_u"] = unembed_untied_backward(d_logits, acts[last], p["w_u"])
     if cfg.has_final_norm:
         hook("ln_final.hook_normalized", d_x)
         d_x = _layer_norm_backward(gpt, "ln_final", d_x, acts, grads, scoped(hook, "ln_final."), edits)
@@ -76,8 +81,8 @@ def backward(
         hook("hook_pos_embed", d_x)
     if cfg.positional == "learned":
         grads["wpe"] = learned_positions_backward(d_x, cfg.n_ctx)
-    d_wte_unembed += embed_backward(d_x, tokens, cfg.vocab_size)  # tied: both shares
-    grads["wte"] = d_wte_unembed
+    d_wte_embed = embed_backward(d_x, tokens, cfg.vocab_size)
+    grads["wte"] = d_wte_unembed + d_wte_embed if cfg.tied else d_wte_embed  # tied: both shares
     return grads
 
 
@@ -92,7 +97,7 @@ def block_backward(
     edits: EditPlan = NO_EDITS,
 ) -> np.ndarray:
     """Back through block i: the MLP's sublayer, then attention's. `d_x` is ∂L/∂(the block's output)."""
-    p, b = gpt.params, f"blocks.{i}."
+    cfg, p, b = gpt.config, gpt.params, f"blocks.{i}."
 
     def attend_backward(d_out: np.ndarray, h: np.ndarray) -> np.ndarray:
         rotated = "rot_" if rope_pe is not None else ""
@@ -109,11 +114,20 @@ def block_backward(
             rope_pe,
             scoped(hook, "attn."),
             edits.keep.get(b + "attn.hook_z", (None,))[0],
+            cfg.rope_style,
         )
-        grads.update(zip([b + "attn." + w for w in ("w_qkv", "b_qkv", "w_out", "b_out")], weight_grads, strict=True))
+        names = [b + "attn." + w for w in ("w_qkv", "b_qkv", "w_out", "b_out")]
+        grads.update((n, g) for n, g in zip(names, weight_grads, strict=True) if n in p)  # only the biases it has
         return d_h
 
     def feed_forward_backward(d_out: np.ndarray, h: np.ndarray) -> np.ndarray:
+        if cfg.mlp_kind == "gated":
+            d_h, *weight_grads = gated_mlp_backward(
+                d_out, h, acts[b + "mlp.hook_pre"], acts[b + "mlp.hook_pre_linear"], acts[b + "mlp.hook_post"],
+                p[b + "mlp.w_gate"], p[b + "mlp.w_in"], p[b + "mlp.w_out"], scoped(hook, "mlp."),
+            )  # fmt: skip
+            grads.update(zip([b + "mlp." + w for w in ("w_gate", "w_in", "w_out")], weight_grads, strict=True))
+            return d_h
         d_h, *weight_grads = mlp_backward(
             d_out, h, acts[b + "mlp.hook_pre"], acts[b + "mlp.hook_post"], p[b + "mlp.w_in"], p[b + "mlp.w_out"],
             scoped(hook, "mlp."),

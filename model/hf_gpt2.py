@@ -99,15 +99,15 @@ def load_hf_gpt2(folder: str | os.PathLike[str]) -> tuple[GPTConfig, Params, BPE
     Raises `WeightsError` with one line naming the file and what is wrong.
     """
     folder = Path(folder)
-    raw = _read_config(folder / "config.json")
+    raw = read_config(folder / "config.json")
     config = gpt2_config(folder / "config.json", raw)
-    tensors, weights_path = _read_weights(folder)
+    tensors, weights_path = read_weights(folder)
     params = gpt2_params(weights_path, tensors, config)
     tokenizer = load_bpe_tokenizer(folder, config.vocab_size, raw.get("eos_token_id"))
     return config, params, tokenizer
 
 
-def _read_config(path: Path) -> dict[str, Any]:
+def read_config(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise WeightsError(f"{path}: missing: a Hugging Face model folder needs config.json")
     try:
@@ -161,30 +161,41 @@ def gpt2_config(path: Path, raw: dict[str, Any]) -> GPTConfig:
         raise WeightsError(f"{path}: bad config: {error}") from None
 
 
-def _read_weights(folder: Path) -> tuple[dict[str, np.ndarray], Path]:
+def weight_files(folder: Path) -> list[Path]:
+    """The safetensors files of a folder: `model.safetensors`, or the shards its index lists (each checked to be
+    there). Raises `WeightsError` with one line: no weights, a pickle only, a bad index, a missing shard."""
     single = folder / "model.safetensors"
     if single.is_file():
-        return read_safetensors(single)[0], single
+        return [single]
     index = folder / "model.safetensors.index.json"
-    if index.is_file():
-        return _read_shards(index), index
-    pickled = [p.name for p in (folder / "pytorch_model.bin", folder / "tf_model.h5") if p.is_file()]
-    found = f" (found only {', '.join(pickled)}; tutor reads safetensors, never pickle)" if pickled else ""
-    raise WeightsError(f"{single}: missing: no model.safetensors or model.safetensors.index.json{found}")
-
-
-def _read_shards(index: Path) -> dict[str, np.ndarray]:
+    if not index.is_file():
+        pickled = [p.name for p in (folder / "pytorch_model.bin", folder / "tf_model.h5") if p.is_file()]
+        found = f" (found only {', '.join(pickled)}; tutor reads safetensors, never pickle)" if pickled else ""
+        raise WeightsError(f"{single}: missing: no model.safetensors or model.safetensors.index.json{found}")
     try:
         weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
         shards = sorted(set(weight_map.values()))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as error:
         raise WeightsError(f"{index}: not a safetensors index: {error}") from None
-    tensors: dict[str, np.ndarray] = {}
     for shard in shards:
         if not isinstance(shard, str) or "/" in shard or shard.startswith("."):
             raise WeightsError(f"{index}: bad shard name {shard!r}")
-        tensors.update(read_safetensors(index.parent / shard)[0])
-    return tensors
+    missing = [shard for shard in shards if not (folder / shard).is_file()]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise WeightsError(f"{index}: shard {missing[0]} is missing{more}: {len(shards)} shards are listed")
+    return [folder / shard for shard in shards]
+
+
+def read_weights(folder: Path) -> tuple[dict[str, np.ndarray], Path]:
+    """Every tensor of the folder's safetensors file or shards, and the path to name in errors."""
+    files = weight_files(folder)
+    if files == [folder / "model.safetensors"]:
+        return read_safetensors(files[0])[0], files[0]
+    tensors: dict[str, np.ndarray] = {}
+    for shard in files:
+        tensors.update(read_safetensors(shard)[0])
+    return tensors, folder / "model.safetensors.index.json"
 
 
 def hf_names(config: GPTConfig) -> dict[str, str]:

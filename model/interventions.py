@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from model.attention import merge_heads, multi_head_attention_kv
 from model.hooks import Hook, no_hook, scoped
 from model.trace import Trace
 
@@ -437,7 +436,7 @@ def edited(gpt: GPT, plan: EditPlan) -> GPT:
             name = f"blocks.{i}.attn.hook_z"
             if name not in plan.keep:
                 return super().attn(i, h, rope_pe, cache, hook)
-            p, b, inner = self._weights, f"blocks.{i}.attn.", scoped(hook, "attn.")
+            inner = scoped(hook, "attn.")
             seen: dict[str, np.ndarray] = {}
 
             def look(key: str, value: np.ndarray) -> None:
@@ -446,13 +445,10 @@ def edited(gpt: GPT, plan: EditPlan) -> GPT:
                 else:
                     inner(key, value)
 
-            multi_head_attention_kv(
-                h, p[b + "w_qkv"], p[b + "b_qkv"], p[b + "w_out"], p[b + "b_out"],
-                self.config.n_heads, self.config.causal, rope_pe, None, look,
-            )  # fmt: skip
+            self.attention(i, h, rope_pe, None, look)
             z = plan.apply(name, seen["hook_z"])
             inner("hook_z", z)
-            return merge_heads(z) @ p[b + "w_out"] + p[b + "b_out"]
+            return self.heads_out(i, z)
 
         def _layer_norm(self, name: str, x: np.ndarray, hook: Hook) -> np.ndarray:
             frozen = plan.norms.get(name)

@@ -14,36 +14,40 @@ Params = dict[str, np.ndarray]
 def parameter_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
     """Every parameter's name and shape for `config`, in a stable order.
 
-    The unembedding is tied to the token embedding (logits = x · W_Eᵀ), so it has no entry.
+    A tied unembedding is the token embedding itself (logits = x · W_Eᵀ) and has no entry; an untied one
+    is `w_u` `[d, vocab]`. Grouped-query attention's W_qkv is `[d, (n_heads + 2 · n_kv_heads) · d_head]`:
+    q's heads, then k's, then v's. The gated MLP has W_gate beside W_in (TransformerLens' names).
     A norm has γ (`.g`) and, for LayerNorm, β (`.b`); RMSNorm has no β.
     """
     d, d_mlp = config.d_model, config.d_mlp
     shapes: dict[str, tuple[int, ...]] = {"wte": (config.vocab_size, d)}
     if config.positional == "learned":
         shapes["wpe"] = (config.n_ctx, d)
+    qkv = (config.n_heads + 2 * config.kv_heads) * config.d_head
+    biased = config.biases == "all"
     for i in range(config.n_layers):
         b = f"blocks.{i}."
         norm_shapes = _norm_shapes(config) if config.norm != "none" else {}
         shapes.update({b + "ln1." + k: s for k, s in norm_shapes.items()})
-        shapes.update(
-            {
-                b + "attn.w_qkv": (d, 3 * d),
-                b + "attn.b_qkv": (3 * d,),
-                b + "attn.w_out": (d, d),
-                b + "attn.b_out": (d,),
-            }
-        )
+        shapes[b + "attn.w_qkv"] = (d, qkv)
+        if config.biases != "none":
+            shapes[b + "attn.b_qkv"] = (qkv,)
+        shapes[b + "attn.w_out"] = (d, d)
+        if biased:
+            shapes[b + "attn.b_out"] = (d,)
         shapes.update({b + "ln2." + k: s for k, s in norm_shapes.items()})
-        shapes.update(
-            {
-                b + "mlp.w_in": (d, d_mlp),
-                b + "mlp.b_in": (d_mlp,),
-                b + "mlp.w_out": (d_mlp, d),
-                b + "mlp.b_out": (d,),
-            }
-        )
+        if config.mlp_kind == "gated":
+            shapes[b + "mlp.w_gate"] = (d, d_mlp)
+        shapes[b + "mlp.w_in"] = (d, d_mlp)
+        if biased:
+            shapes[b + "mlp.b_in"] = (d_mlp,)
+        shapes[b + "mlp.w_out"] = (d_mlp, d)
+        if biased:
+            shapes[b + "mlp.b_out"] = (d,)
     if config.has_final_norm:
         shapes.update({"ln_final." + k: s for k, s in _norm_shapes(config).items()})
+    if not config.tied:
+        shapes["w_u"] = (d, config.vocab_size)
     return shapes
 
 

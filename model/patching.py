@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from model.attention import merge_heads
 from model.hooks import no_hook
 from model.interventions import EditError, Patch
 from model.trace import Trace
@@ -92,7 +91,7 @@ def head_grid(gpt: GPT, clean: Trace, corrupted: Trace, answer: int, wrong: int)
     """restored for the corrupted run with head h's z at position p in block i taken from the clean run:
     `[block, head, position]`."""
     d_clean, d_corrupted = _check(gpt, clean, corrupted, answer, wrong)
-    cfg, w = gpt.config, gpt._weights
+    cfg = gpt.config
     n, heads = len(clean.tokens), cfg.n_heads
     grid = np.empty((cfg.n_layers, heads, n))
     head, pos = np.divmod(np.arange(heads * n), n)  # sequence k of the batch: head k // n at position k % n
@@ -100,7 +99,7 @@ def head_grid(gpt: GPT, clean: Trace, corrupted: Trace, answer: int, wrong: int)
         b = f"blocks.{i}."
         z = np.repeat(corrupted[b + "attn.hook_z"][None], heads * n, axis=0)
         z[np.arange(heads * n), pos, head] = clean[b + "attn.hook_z"][pos, head]
-        attn_out = merge_heads(z) @ w[b + "attn.w_out"] + w[b + "attn.b_out"]
+        attn_out = gpt.heads_out(i, z)
 
         def patched_attention(_h: np.ndarray, out: np.ndarray = attn_out) -> np.ndarray:
             return out

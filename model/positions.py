@@ -42,6 +42,30 @@ def rope(x: np.ndarray, pe: np.ndarray) -> np.ndarray:
     return out
 
 
+def rotate_half(x: np.ndarray) -> np.ndarray:
+    """(x₁, x₂) → (−x₂, x₁), x₁ the first half of the last axis and x₂ the second."""
+    half = x.shape[-1] // 2
+    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+
+
+def rope_half(x: np.ndarray, pe: np.ndarray) -> np.ndarray:
+    """RoPE as Hugging Face's Llama turns queries and keys: dimension i pairs with i + d/2, not 2i with 2i+1:
+
+        x' = x · cos θ + rotate_half(x) · sin θ
+        x'ᵢ = xᵢ cos θᵢ − x_{i+d/2} sin θᵢ,   x'_{i+d/2} = x_{i+d/2} cos θᵢ + xᵢ sin θᵢ
+
+    The same angles θᵢ = pos / base^(2i/d) as `rope`, from the same table `pe` (sin θ in its even columns, cos θ
+    in its odd ones), on another pairing of the dimensions. `x` is `[pos, head, d_head]`.
+    """
+    sin, cos = pe[:, None, 0::2], pe[:, None, 1::2]  # [pos, 1, d_head/2]
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    out = np.empty_like(x)
+    out[..., :half] = x1 * cos - x2 * sin
+    out[..., half:] = x2 * cos + x1 * sin
+    return out
+
+
 def pe_wavelengths(d: int, base: float = 10000.0) -> np.ndarray:
     """How many positions each pair (2i, 2i+1) of the sinusoidal table takes for one full turn:
 

@@ -88,6 +88,24 @@ def read_safetensors(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray
     return tensors, metadata
 
 
+def safetensors_dtypes(path: str | os.PathLike[str]) -> set[str]:
+    """The dtypes ("F32", "BF16", …) a safetensors file's header names, read without mapping a tensor; empty for
+    a file that is not safetensors (reading it later says what is wrong)."""
+    try:
+        with open(path, "rb") as file:
+            (header_len,) = struct.unpack("<Q", file.read(8))
+            if header_len > min(os.fstat(file.fileno()).st_size - 8, _MAX_HEADER):
+                return set()
+            header = json.loads(file.read(header_len))
+    except (OSError, struct.error, json.JSONDecodeError, UnicodeDecodeError):
+        return set()
+    if not isinstance(header, dict):
+        return set()
+    return {
+        str(info.get("dtype")) for name, info in header.items() if name != "__metadata__" and isinstance(info, dict)
+    }
+
+
 def _tensor_view(path: Path, mapping: mmap.mmap, data_start: int, size: int, name: str, info: Any) -> np.ndarray:
     try:
         dtype_name, shape, (begin, end) = info["dtype"], [int(n) for n in info["shape"]], info["data_offsets"]

@@ -49,6 +49,12 @@ RMS_VARIANTS = [
     dict(positional="rope", norm="post", residual=True, causal=True, norm_kind="rms"),
     dict(positional="learned", norm="pre", residual=False, causal=False, norm_kind="rms"),
 ]
+# the Llama family's wiring (Qwen2's q/k/v biases, an untied W_U), and its pieces on a LayerNorm GPT
+LLAMA_VARIANTS = [
+    dict(positional="rope", norm="pre", residual=True, causal=True, norm_kind="rms", n_kv_heads=1, mlp_kind="gated",
+         rope_style="half", biases="qkv", tied=False),
+    dict(positional="rope", norm="pre", residual=True, causal=True, n_kv_heads=1, mlp_kind="gated", biases="none"),
+]  # fmt: skip
 
 
 def variant_id(variant: dict) -> str:
@@ -59,6 +65,9 @@ def variant_id(variant: dict) -> str:
             "res" if variant["residual"] else "nores",
             "causal" if variant["causal"] else "full",
             *(["rms"] if variant.get("norm_kind") == "rms" else []),
+            *([f"kv{variant['n_kv_heads']}"] if variant.get("n_kv_heads") else []),
+            *([variant[k] for k in ("mlp_kind", "rope_style", "biases") if k in variant]),
+            *(["untied"] if variant.get("tied") is False else []),
         ]
     )
 

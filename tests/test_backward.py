@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from helpers import RMS_VARIANTS, TOKENIZER, VARIANTS, random_params, small_config, variant_id
+from helpers import LLAMA_VARIANTS, RMS_VARIANTS, TOKENIZER, VARIANTS, random_params, small_config, variant_id
 
 import model
 from model import backward as bw
@@ -262,7 +262,7 @@ def model_gradient_errors(variant: dict, sample: int | None) -> dict[str, float]
     return errors
 
 
-@pytest.mark.parametrize("variant", VARIANTS + RMS_VARIANTS, ids=variant_id)
+@pytest.mark.parametrize("variant", VARIANTS + RMS_VARIANTS + LLAMA_VARIANTS, ids=variant_id)
 def test_whole_model_gradients(variant: dict) -> None:
     errors = model_gradient_errors(variant, sample=6)
     worst = max(errors, key=errors.__getitem__)
@@ -325,7 +325,7 @@ def prompt_loss(gpt: model.GPT, tokens: np.ndarray, hook: model.hooks.Hook = no_
     return float(bw.position_losses_and_backward(logits, tokens)[0].mean())
 
 
-@pytest.mark.parametrize("variant", VARIANTS + RMS_VARIANTS, ids=variant_id)
+@pytest.mark.parametrize("variant", VARIANTS + RMS_VARIANTS + LLAMA_VARIANTS, ids=variant_id)
 def test_every_activation_gradient_against_finite_differences(variant: dict) -> None:
     """∂L/∂a for every a in the trace, along a random direction u: nudge a by h·u where the forward
     hands it to its hook (the pass goes on from the nudged array) and difference the loss."""

@@ -232,3 +232,18 @@ def test_the_peer_row_times_a_gpt2_folder_against_transformers(tmp_path) -> None
     for figures in result.values():
         assert len(figures["ours"]) == len(figures["theirs"]) == 2  # type: ignore[arg-type]
         assert figures["difference"] < 1e-4  # the same weights give the same logits
+
+
+def test_the_llama_row_times_a_llama_folder_against_transformers(tmp_path) -> None:
+    pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
+    from tutor.bench.peer import LLAMA_SHAPES, measure, write_llama_folder
+
+    folder = write_llama_folder(tmp_path / "tiny", LLAMA_SHAPES["tiny Llama shape"])
+    gpt = model.load(folder)  # the folder is one `tutor --model DIR` opens, as a Llama: RMSNorm, shared kv heads
+    assert (gpt.config.d_model, gpt.config.norm_kind, gpt.config.kv_heads) == (64, "rms", 2)
+    result = measure(folder, threads=1, repeats=2)
+    assert set(result) == {"16", "64"}
+    for figures in result.values():
+        assert len(figures["ours"]) == len(figures["theirs"]) == 2  # type: ignore[arg-type]
+        assert figures["difference"] < 1e-4  # the same weights give the same logits

@@ -1,4 +1,5 @@
-"""Llama, Qwen2 and Mistral folders saved by `transformers` (random weights, a tiny shape) against `transformers`."""
+"""Llama, Qwen2 and Mistral folders saved by `transformers` (random weights, a tiny shape), opened by `model.load` and
+run by `GPT.run`, against `transformers`."""
 
 from __future__ import annotations
 
@@ -14,9 +15,8 @@ pytest.importorskip("tokenizers")
 
 from test_hf_gpt2 import make_tokenizer  # noqa: E402
 
+import model  # noqa: E402
 from model.hf_llama import load_hf_llama  # noqa: E402
-from model.hooks import Recording  # noqa: E402
-from model.llama import llama_forward  # noqa: E402
 from model.weights import WeightsError  # noqa: E402
 
 FAMILIES = {"llama": "Llama", "qwen2": "Qwen2", "mistral": "Mistral"}
@@ -55,12 +55,24 @@ def write_llama(folder: Path, dtype: object = None, family: str = "llama", **cha
     hf.save_pretrained(folder)
 
 
-def reference(folder: Path, ids: list[int]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """transformers' logits and hidden states (each block's input, then the final norm's output), float32."""
+def reference(folder: Path, ids: list[int]) -> tuple[np.ndarray, list[np.ndarray], dict[str, np.ndarray]]:
+    """transformers' logits, hidden states (each block's input, then the final norm's output) and each block's
+    attention and MLP outputs (as `hook_attn_out`, `hook_mlp_out`), float32."""
     hf = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    outputs: dict[str, np.ndarray] = {}
+
+    def keep(name: str):  # type: ignore[no-untyped-def]
+        def hook(_module, _inputs, output) -> None:  # type: ignore[no-untyped-def]
+            outputs[name] = (output[0] if isinstance(output, tuple) else output)[0].numpy()
+
+        return hook
+
+    for i, layer in enumerate(hf.model.layers):
+        layer.self_attn.register_forward_hook(keep(f"blocks.{i}.hook_attn_out"))
+        layer.mlp.register_forward_hook(keep(f"blocks.{i}.hook_mlp_out"))
     with torch.no_grad():
         out = hf(torch.tensor([ids]), output_hidden_states=True)
-    return out.logits[0].numpy(), [h[0].numpy() for h in out.hidden_states]
+    return out.logits[0].numpy(), [h[0].numpy() for h in out.hidden_states], outputs
 
 
 def relative(a: np.ndarray, b: np.ndarray) -> float:
@@ -77,31 +89,37 @@ def test_logits_and_every_stream_point_equal_transformers(tmp_path: Path, family
     # a small RoPE base turns every pair visibly: a base read wrong from config.json shows
     rope = {"rope_type": "default", "rope_theta": 50.0}
     write_llama(tmp_path / "m", family=family, tie_word_embeddings=tied, rope_parameters=rope)
-    shape, params, _ = load_hf_llama(tmp_path / "m")
-    assert (shape.n_heads, shape.n_kv_heads, shape.d_head, shape.tied, shape.rope_base) == (4, 2, 16, tied, 50.0)
-    assert shape.qkv_bias == (family == "qwen2")
-    recording = Recording.start()
-    logits = llama_forward(shape, params, np.asarray(IDS), recording.__setitem__)
-    seen = recording.activations()
-    expected_logits, hidden = reference(tmp_path / "m", IDS)
-    assert logits.dtype == np.float32
-    assert relative(logits, expected_logits) <= 1e-4
-    for i in range(shape.n_layers):
+    gpt = model.load(tmp_path / "m")
+    cfg = gpt.config
+    assert (cfg.n_heads, cfg.kv_heads, cfg.d_head, cfg.tied, cfg.pos_base) == (4, 2, 16, tied, 50.0)
+    assert (cfg.norm_kind, cfg.mlp_kind, cfg.rope_style) == ("rms", "gated", "half")
+    assert cfg.biases == ("qkv" if family == "qwen2" else "none")
+    seen = gpt.run(IDS)
+    expected_logits, hidden, outputs = reference(tmp_path / "m", IDS)
+    assert seen.logits.dtype == np.float32
+    assert relative(seen.logits, expected_logits) <= 1e-4
+    for i in range(cfg.n_layers):
         assert relative(seen[f"blocks.{i}.hook_resid_pre"], hidden[i]) <= 1e-4
+        for point in ("hook_attn_out", "hook_mlp_out"):
+            assert relative(seen[f"blocks.{i}.{point}"], outputs[f"blocks.{i}.{point}"]) <= 1e-4
+        after = hidden[i + 1] if i + 1 < cfg.n_layers else seen[f"blocks.{i}.hook_resid_post"]
+        assert relative(seen[f"blocks.{i}.hook_resid_post"], after) <= 1e-4
+        mid = seen[f"blocks.{i}.hook_resid_pre"] + outputs[f"blocks.{i}.hook_attn_out"]
+        assert relative(seen[f"blocks.{i}.hook_resid_mid"], mid) <= 1e-4
     assert relative(seen["ln_final.hook_normalized"], hidden[-1]) <= 1e-4
     assert seen["blocks.0.attn.hook_k"].shape == (len(IDS), 2, 16)  # two key/value heads, shared
     assert seen["blocks.0.attn.hook_rot_q"].shape == (len(IDS), 4, 16)
     assert seen["blocks.1.mlp.hook_pre_linear"].shape == (len(IDS), 128)
     assert seen["blocks.1.ln2.hook_scale"].shape == (len(IDS), 1)
+    assert "blocks.1.ln2.hook_mean" not in seen  # RMSNorm does not centre
 
 
 def test_bf16_weights_are_widened_to_float32_and_match(tmp_path: Path) -> None:
     write_llama(tmp_path / "m", dtype=torch.bfloat16)
-    shape, params, _ = load_hf_llama(tmp_path / "m")
-    assert all(p.dtype == np.float32 for p in params.values())
-    logits = llama_forward(shape, params, np.asarray(IDS))
-    expected_logits, _ = reference(tmp_path / "m", IDS)  # the same bf16 numbers, run in float32
-    assert relative(logits, expected_logits) <= 1e-4
+    gpt = model.load(tmp_path / "m")
+    assert all(p.dtype == np.float32 for p in gpt.params.values())
+    expected_logits, _, _ = reference(tmp_path / "m", IDS)  # the same bf16 numbers, run in float32
+    assert relative(gpt.run(IDS).logits, expected_logits) <= 1e-4
 
 
 def test_unsupported_architecture_and_bad_head_counts_say_so_in_one_line(tmp_path: Path) -> None:
@@ -113,19 +131,19 @@ def test_unsupported_architecture_and_bad_head_counts_say_so_in_one_line(tmp_pat
         load_hf_llama(tmp_path / "m")
     assert "\n" not in str(error.value)
     config_path.write_text(json.dumps({**raw, "num_key_value_heads": 3}))
-    with pytest.raises(WeightsError, match=r"n_heads \(4\) must be a multiple of n_kv_heads \(3\)"):
+    with pytest.raises(WeightsError, match=r"num_attention_heads 4 is not a multiple of num_key_value_heads 3"):
         load_hf_llama(tmp_path / "m")
 
 
 def test_a_sliding_window_caps_the_context_so_it_never_cuts(tmp_path: Path) -> None:
     write_llama(tmp_path / "m", family="mistral", sliding_window=8)
-    shape, params, _ = load_hf_llama(tmp_path / "m")
-    assert shape.n_ctx == 8
+    gpt = model.load(tmp_path / "m")
+    assert gpt.config.n_ctx == 8
     ids = IDS[:8]  # within the window, Mistral's sliding mask is the causal mask
-    expected_logits, _ = reference(tmp_path / "m", ids)
-    assert relative(llama_forward(shape, params, np.asarray(ids)), expected_logits) <= 1e-4
-    with pytest.raises(ValueError, match="9 positions do not fit the context of 8"):
-        llama_forward(shape, params, np.asarray(IDS[:9]))
+    expected_logits, _, _ = reference(tmp_path / "m", ids)
+    assert relative(gpt.run(ids).logits, expected_logits) <= 1e-4
+    with pytest.raises(model.ContextError, match="9 positions do not fit the context of 8"):
+        gpt.forward(np.asarray(IDS[:9]))
 
 
 def test_rope_scaling_and_a_missing_tensor_are_refused_in_one_line(tmp_path: Path) -> None:

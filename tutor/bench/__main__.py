@@ -17,7 +17,20 @@ from dataclasses import dataclass
 
 from tutor.bench.measure import median, spread_text
 
-GROUPS = ("forward", "gpt2", "peer", "trace", "patching", "train", "keys", "edits", "echo", "terminal", "crowd")
+GROUPS = (
+    "forward",
+    "gpt2",
+    "peer",
+    "llama",
+    "trace",
+    "patching",
+    "train",
+    "keys",
+    "edits",
+    "echo",
+    "terminal",
+    "crowd",
+)
 MS, MB, KB = 1e-3, 1e6, 1e3
 RATIOS = "ratio: ours ÷ reference, of the medians for timed rows (best, median and p95 are printed beside)"
 
@@ -104,11 +117,13 @@ def gpt2_rows(repeats: int) -> list[Row]:
     return rows
 
 
-def peer_rows(repeats: int) -> list[Row]:
-    """GPT-2 folders loaded as `tutor --model DIR` loads them, against transformers on the same folder."""
+def peer_rows(repeats: int, llama: bool = False) -> list[Row]:
+    """GPT-2 folders (with `llama`, a Llama folder of SmolLM-135M's shape) loaded as `tutor --model DIR` loads them,
+    against transformers on the same folder."""
     from tutor.bench.peer import folders, run_in_process
 
-    handle, made = folders()
+    handle, made = folders(llama)
+    family, peer = ("Llama", "LlamaForCausalLM") if llama else ("GPT-2", "GPT2LMHeadModel")
     rows = []
     with handle:
         for threads in sorted({1, os.cpu_count() or 1}):
@@ -119,10 +134,10 @@ def peer_rows(repeats: int) -> list[Row]:
                     ratio = median(ours) / median(theirs)
                     rows.append(
                         Row(
-                            f"HF GPT-2 folder via model.load, forward + full trace, {name}, {n} tokens, "
+                            f"HF {family} folder via model.load, forward + full trace, {name}, {n} tokens, "
                             f"{threads} thread(s)",
                             spread_text(ours, MS),
-                            f"transformers GPT2LMHeadModel {spread_text(theirs, MS)} "
+                            f"transformers {peer} {spread_text(theirs, MS)} "
                             f"(logits agree to {result['difference']:.0e})",
                             ratio,
                             "median ratio ≤ 1.0",
@@ -462,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
         "forward": lambda: forward_rows(5 if quick else 300),
         "gpt2": lambda: gpt2_rows(1 if quick else 15),
         "peer": lambda: peer_rows(2 if quick else 20),
+        "llama": lambda: peer_rows(2 if quick else 20, llama=True),
         "trace": lambda: trace_rows(5 if quick else 300),
         "patching": lambda: patching_rows(3 if quick else 50),
         "train": lambda: train_rows(2 if quick else 20),
@@ -471,11 +487,11 @@ def main(argv: list[str] | None = None) -> int:
         "terminal": lambda: terminal_rows(quick),
         "crowd": lambda: crowd_rows(3 if quick else args.crowd, quick),
     }
-    needs_torch = {"forward", "gpt2", "peer", "train"}
+    needs_torch = {"forward", "gpt2", "peer", "llama", "train"}
     rows: list[Row] = []
     skipped = []
     for group in groups:
-        if (group in needs_torch and torch is None) or (group == "peer" and not transformers_present()):
+        if (group in needs_torch and torch is None) or (group in ("peer", "llama") and not transformers_present()):
             skipped.append(group)
             continue
         print(f"measuring {group} …", file=sys.stderr, flush=True)

@@ -1,6 +1,7 @@
-"""The pass on the learner's path against the peer they would use: a Hugging Face GPT-2 folder loaded with
-`model.load` (what `tutor --model DIR` does), its forward pass with the full trace, against transformers'
-`GPT2LMHeadModel.from_pretrained` on the same folder under `torch.no_grad()`.
+"""The pass on the learner's path against the peer they would use: a Hugging Face GPT-2 or Llama-family folder
+loaded with `model.load` (what `tutor --model DIR` does), its forward pass with the full trace, against
+transformers' `AutoModelForCausalLM.from_pretrained` (GPT2LMHeadModel, LlamaForCausalLM) on the same folder
+under `torch.no_grad()`.
 
 BLAS reads its thread count once, when NumPy loads, so each thread count runs in a process of its own:
 
@@ -20,6 +21,29 @@ SHAPES = {  # name → GPT2Config fields: GPT-2 small's, and tiny's (with GPT-2'
     "GPT-2 small (124M)": {"n_layer": 12, "n_head": 12, "n_embd": 768, "vocab_size": 50257, "n_positions": 1024},
     "tiny shape": {"n_layer": 4, "n_head": 4, "n_embd": 64, "vocab_size": 1044, "n_positions": 64},
 }
+LLAMA_SHAPES = {  # name → LlamaConfig fields: SmolLM-135M's (HuggingFaceTB/SmolLM-135M's config.json), and a tiny one
+    "SmolLM-135M shape": {
+        "num_hidden_layers": 30,
+        "num_attention_heads": 9,
+        "num_key_value_heads": 3,
+        "hidden_size": 576,
+        "intermediate_size": 1536,
+        "vocab_size": 49152,
+        "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-5,
+        "tie_word_embeddings": True,
+    },
+    "tiny Llama shape": {
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "vocab_size": 1044,
+        "max_position_embeddings": 64,
+        "tie_word_embeddings": True,
+    },
+}
 
 
 def write_folder(folder: Path, shape: dict[str, int], seed: int = 0) -> Path:
@@ -27,14 +51,38 @@ def write_folder(folder: Path, shape: dict[str, int], seed: int = 0) -> Path:
     small byte-level BPE tokenizer.json (the timed passes are fed token ids, never text)."""
     import torch
     import transformers
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    transformers.utils.logging.set_verbosity_error()  # the bench's table, not transformers' progress bars
-    transformers.utils.logging.disable_progress_bar()
+    _quiet(transformers)
     torch.manual_seed(seed)
     end = shape["vocab_size"] - 1  # GPT-2's <|endoftext|> is 50256: a smaller vocabulary's last id instead
     config = transformers.GPT2Config(**shape, bos_token_id=end, eos_token_id=end)
     transformers.GPT2LMHeadModel(config).save_pretrained(folder, safe_serialization=True)
+    _write_tokenizer(folder)
+    return folder
+
+
+def write_llama_folder(folder: Path, shape: dict[str, int | float | bool], seed: int = 0) -> Path:
+    """A LlamaForCausalLM folder as `save_pretrained` writes it, random weights, float32, and the same small
+    tokenizer.json (a vocabulary smaller than the embedding's: the extra rows are padding)."""
+    import torch
+    import transformers
+
+    _quiet(transformers)
+    torch.manual_seed(seed)
+    transformers.LlamaForCausalLM(transformers.LlamaConfig(**shape)).save_pretrained(folder)
+    _write_tokenizer(folder)
+    return folder
+
+
+def _quiet(transformers: object) -> None:
+    """The bench's table, not transformers' progress bars."""
+    transformers.utils.logging.set_verbosity_error()  # type: ignore[attr-defined]
+    transformers.utils.logging.disable_progress_bar()  # type: ignore[attr-defined]
+
+
+def _write_tokenizer(folder: Path) -> None:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -43,7 +91,6 @@ def write_folder(folder: Path, shape: dict[str, int], seed: int = 0) -> Path:
     )
     tokenizer.train_from_iterator(["the cat chases the dog", "a dog and a cat"] * 8, trainer)
     tokenizer.save(str(folder / "tokenizer.json"))
-    return folder
 
 
 def measure(folder: Path, threads: int, repeats: int) -> dict[str, dict[str, list[float] | float]]:
@@ -58,7 +105,7 @@ def measure(folder: Path, threads: int, repeats: int) -> dict[str, dict[str, lis
     torch.set_num_threads(threads)
     transformers.utils.logging.set_verbosity_error()
     ours_model = model.load(folder)
-    theirs_model = transformers.GPT2LMHeadModel.from_pretrained(folder).eval()
+    theirs_model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
     results: dict[str, dict[str, list[float] | float]] = {}
     for n in TOKENS:
         ids = [int(i) for i in np.random.default_rng(n).integers(0, ours_model.config.vocab_size, n)]
@@ -88,10 +135,15 @@ def run_in_process(folder: Path, threads: int, repeats: int) -> dict[str, dict[s
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def folders() -> tuple[tempfile.TemporaryDirectory[str], dict[str, Path]]:
-    """One folder per shape in a temporary directory (kept while the returned handle lives)."""
-    handle = tempfile.TemporaryDirectory(prefix="tutor-bench-gpt2-")
+def folders(llama: bool = False) -> tuple[tempfile.TemporaryDirectory[str], dict[str, Path]]:
+    """One folder per shape in a temporary directory (kept while the returned handle lives): GPT-2's shapes, or
+    with `llama` the SmolLM-135M shape's alone."""
+    handle = tempfile.TemporaryDirectory(prefix="tutor-bench-llama-" if llama else "tutor-bench-gpt2-")
     made = {}
+    if llama:
+        name = "SmolLM-135M shape"
+        made[name] = write_llama_folder(Path(handle.name) / "smollm", LLAMA_SHAPES[name])
+        return handle, made
     for i, (name, shape) in enumerate(SHAPES.items()):
         made[name] = write_folder(Path(handle.name) / f"shape{i}", shape)
     return handle, made
