@@ -3,7 +3,7 @@
 a temporary folder), each learner in headless Chromium: log in, see the tile in the launcher, open the tutor
 through the hub, type a prompt, step, close the tab, and find their own progress file in their own home. A request
 without the hub's login, or with another learner's, gets no tutor. It prints what one tutor costs (memory, CPU a
-key) as it measured it: the README's numbers.
+key) as it measured it: the numbers in docs/serve.md.
 
 Skipped, with the reason, where jupyterhub, jupyterlab, jupyter-server-proxy, configurable-http-proxy (npm; or
 TUTOR_TEST_CHP naming it), Chromium or Playwright is missing: CI installs none of the hub. It took 70-140 s on
