@@ -66,6 +66,9 @@ async def test_the_layernorm_tab_shows_rmsnorm_and_every_tab_draws(store) -> Non
             expected += [np.linalg.norm(x_hat[pos]), y[pos].mean(), y[pos].std()]
             assert numbers_after(text, f"{pos} {piece}", 8) == pytest.approx(expected, abs=6e-4)
         assert "y = γ · x / √(mean(x²) + ε)" in screen_text(app, "#stepinfo")
+        labels = [row.label for row in app.main.query_one("#layernorm-grid").rows]
+        assert any(label.startswith("x̂ = x / rms") for label in labels) and not any("μ" in label for label in labels)
+        assert not any(label.startswith("β") for label in labels)
         await pilot.press("f5")
         await settle(pilot)
         text = screen_text(app, "#layernorm")
