@@ -104,8 +104,9 @@ head of blocks 1 … costs: the largest of their losses).
 block 0's first): `abs_mean[i]` (the mean over tokens of |μ|, the mean LayerNorm takes away and RMSNorm leaves in),
 `rms[i]` (the mean of √(mean(x²))), `mean_share[i]` (the percent of mean(x²) = μ² + σ² that μ² makes, averaged over
 tokens) and `mean_share_rest_max` (the largest `mean_share` of the norms after the first).
-`M.timing.…`: one forward pass of M over a window of 64 tokens of `WALK_PROMPT`, timed on the machine that checks
-(the fastest of many runs): `norm_share` (the percent of the pass its norms take, each timed alone on its own input).
+`M.timing.…`: M's weights with RMSNorm and with LayerNorm (β = 0 where M has none), timed in turns on the machine that
+checks (the fastest of many runs): `rms_over_layer_pass` (a forward pass over 64 tokens of `WALK_PROMPT`, RMSNorm's
+time over LayerNorm's) and `rms_over_layer_norms` (the norms alone, on the inputs M's own pass gives them).
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ import json
 import math
 import re
 import tomllib
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -410,12 +412,15 @@ TIMING_REPEATS = 200  # the fastest of this many runs: what the machine can do, 
 
 @cache
 def _timing(name: str) -> dict[str, Any]:
-    """One forward pass of `name` over 64 tokens, and its norms alone on their own inputs (`M.timing`)."""
+    """`name`'s pass over 64 tokens and its norms, against the same weights with the other norm (`M.timing`):
+    RMSNorm's time over LayerNorm's (β = 0 where the model has none; dropped where it has one), each the fastest of
+    `TIMING_REPEATS` runs taken in turns, so that whatever else the machine is doing slows both alike."""
     import time
 
     import numpy as np
 
     import model
+    from model.gpt import GPT
     from model.gradients import record_forward
     from model.norm import layer_norm, rms_norm
 
@@ -423,26 +428,41 @@ def _timing(name: str) -> dict[str, Any]:
     gpt = model.load(name)
     ids = gpt.tokenizer.encode(WALK_PROMPT * gpt.config.n_ctx)[: gpt.config.n_ctx]
     tokens = np.asarray(ids, dtype=np.intp)
+    norms = [step for step in gpt.steps if step.kind == "norm"]
+    gammas = {key: p for key, p in gpt.params.items() if key.rsplit(".", 1)[-1] == "g"}
+    betas = {key[:-1] + "b": np.zeros_like(p) for key, p in gammas.items()}
+    weights = {**betas, **gpt.params}  # the model's own β where it has them
+    twins = {
+        kind: GPT(
+            replace(gpt.config, norm_kind=kind),
+            {k: v for k, v in weights.items() if kind == "layer" or k not in betas},
+            gpt.tokenizer,
+        )  # laid out as the app's own pass is
+        for kind in ("rms", "layer")
+    }
     _, acts = record_forward(gpt, tokens)
-    p, eps = gpt.params, gpt.config.ln_eps
+    eps = gpt.config.ln_eps
 
-    def norm_call(step: Any) -> Any:
-        x, prefix = acts[step.in_hook], step.out_hook.rsplit(".", 1)[0]
-        if gpt.config.norm_kind == "rms":
-            return lambda: rms_norm(x, p[prefix + ".g"], eps)
-        return lambda: layer_norm(x, p[prefix + ".g"], p[prefix + ".b"], eps)
+    def norm_calls(kind: str) -> Any:
+        inputs = [(acts[s.in_hook], s.out_hook.rsplit(".", 1)[0]) for s in norms]
+        if kind == "rms":
+            return lambda: [rms_norm(x, weights[p + ".g"], eps) for x, p in inputs]
+        return lambda: [layer_norm(x, weights[p + ".g"], weights[p + ".b"], eps) for x, p in inputs]
 
-    def fastest(call: Any) -> float:
-        times = []
+    def fastest_in_turns(a: Any, b: Any) -> tuple[float, float]:
+        times: tuple[list[float], list[float]] = ([], [])
         for _ in range(TIMING_REPEATS):
-            start = time.perf_counter()
-            call()
-            times.append(time.perf_counter() - start)
-        return min(times)
+            for call, into in ((a, times[0]), (b, times[1])):
+                start = time.perf_counter()
+                call()
+                into.append(time.perf_counter() - start)
+        return min(times[0]), min(times[1])
 
-    one_pass = fastest(lambda: gpt.forward(tokens))
-    norms = sum(fastest(norm_call(step)) for step in gpt.steps if step.kind == "norm")
-    return {"norm_share": 100 * norms / one_pass}
+    rms_pass, layer_pass = fastest_in_turns(
+        lambda: twins["rms"].forward(tokens), lambda: twins["layer"].forward(tokens)
+    )
+    rms_norms, layer_norms = fastest_in_turns(norm_calls("rms"), norm_calls("layer"))
+    return {"rms_over_layer_pass": rms_pass / layer_pass, "rms_over_layer_norms": rms_norms / layer_norms}
 
 
 def _what_if(gpt: Any, inputs: Any, targets: Any) -> dict[str, Any]:
