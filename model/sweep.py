@@ -128,6 +128,8 @@ class RunSpec:
         recipe = asdict(self.recipe)
         recipe.pop("name")
         recipe.pop("steps")
+        if recipe["norm_kind"] == "layer":  # a LayerNorm run keeps the key it had before RMSNorm was a choice
+            recipe.pop("norm_kind")
         return json.dumps({"recipe": recipe, "seed": self.seed, "steps": self.steps}, sort_keys=True)
 
 

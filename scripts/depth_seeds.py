@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from model.sweep import FORMAT, RunSpec, record_from_checkpoint, shape_of  # noqa: E402
-from model.train import RECIPES  # noqa: E402
+from model.train import RECIPES, Recipe  # noqa: E402
 from model.weights import SHIPPED_DIR, read_safetensors  # noqa: E402
 from tutor.commands.sweep import PRESETS  # noqa: E402
 
@@ -41,7 +41,7 @@ def main() -> int:
             path = SHIPPED_DIR / f"{variant}.safetensors" if seed == 0 else runs / f"{variant}-s{seed}.safetensors"
             metadata = read_safetensors(path)[1]
             info = json.loads(metadata["training"])
-            if info["recipe"] != json.loads(json.dumps(vars(recipe))) or int(info["seed"]) != seed:
+            if Recipe(**info["recipe"]) != recipe or int(info["seed"]) != seed:  # records older than norm_kind too
                 print(f"{path}: not {variant} with seed {seed}")
                 return 1
             record = record_from_checkpoint(RunSpec(recipe, seed, recipe.steps, shape_of(recipe)), metadata)

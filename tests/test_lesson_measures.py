@@ -103,3 +103,47 @@ def test_the_window_measures_agree_with_the_training_record() -> None:
     assert measure("tiny.embedding.token_norm_init") == pytest.approx(
         measure("tiny.recipe.embedding_std") * np.sqrt(d), rel=0.03
     )
+
+
+def test_the_norm_input_measures_are_each_norms_mean_and_rms() -> None:
+    """`M.norm_input` read another way: μ² / mean(x²) = 1 − σ² / mean(x²), from each norm's own input."""
+    from helpers import TOKENIZER, random_params, small_config
+
+    from model.gradients import record_forward
+    from tutor.lessons.claims import _norm_input
+
+    config = small_config(norm_kind="rms")
+    gpt = model.GPT(config, random_params(config), TOKENIZER)
+    inputs = np.random.default_rng(0).integers(0, config.vocab_size, (3, 9))
+    facts = _norm_input(gpt, inputs)
+    _, acts = record_forward(gpt, inputs)
+    norms = [s for s in gpt.steps if s.kind == "norm"]
+    assert len(facts["mean_share"]) == len(norms) == 2 * config.n_layers + 1
+    for i, step in enumerate(norms):
+        x = acts[step.in_hook].astype(np.float64)
+        assert facts["mean_share"][i] == pytest.approx(100 * (1 - x.var(axis=-1) / (x**2).mean(axis=-1)).mean())
+        assert facts["rms"][i] == pytest.approx(np.linalg.norm(x, axis=-1).mean() / np.sqrt(config.d_model))
+        assert facts["abs_mean"][i] == pytest.approx(np.abs(x.sum(axis=-1) / config.d_model).mean())
+    assert facts["mean_share_rest_max"] == max(facts["mean_share"][1:])
+
+
+def test_the_seed_measures_compare_tiny_and_rmsnorm_seed_by_seed() -> None:
+    tiny = [measure(f"seeds.tiny.loss[{s}]") for s in range(3)]
+    rms = [measure(f"seeds.rmsnorm.loss[{s}]") for s in range(3)]
+    assert tiny[0] == pytest.approx(measure("tiny.val_loss")) and rms[0] == pytest.approx(measure("rmsnorm.val_loss"))
+    assert measure("seeds.rmsnorm.above.tiny") == sum(r > t for r, t in zip(rms, tiny, strict=True))
+    assert measure("seeds.tiny.above.rmsnorm") == sum(t > r for r, t in zip(rms, tiny, strict=True))
+    assert measure("seeds.rmsnorm.gap.tiny") == pytest.approx(np.mean(rms) - np.mean(tiny))
+    assert measure("seeds.tiny.range") == pytest.approx(max(tiny) - min(tiny))
+
+
+def test_the_timing_measures_are_rmsnorm_over_layernorm(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tutor.lessons import claims
+
+    monkeypatch.setattr(claims, "TIMING_REPEATS", 3)
+    claims._timing.cache_clear()
+    try:  # RMSNorm does less than LayerNorm on the same numbers: the ratio is below 1 even at a few runs
+        assert 0 < measure("rmsnorm.timing.rms_over_layer_norms") < 1
+        assert 0 < measure("rmsnorm.timing.rms_over_layer_pass") < 1.5
+    finally:
+        claims._timing.cache_clear()

@@ -66,6 +66,9 @@ async def test_the_layernorm_tab_shows_rmsnorm_and_every_tab_draws(store) -> Non
             expected += [np.linalg.norm(x_hat[pos]), y[pos].mean(), y[pos].std()]
             assert numbers_after(text, f"{pos} {piece}", 8) == pytest.approx(expected, abs=6e-4)
         assert "y = γ · x / √(mean(x²) + ε)" in screen_text(app, "#stepinfo")
+        labels = [row.label for row in app.main.query_one("#layernorm-grid").rows]
+        assert any(label.startswith("x̂ = x / rms") for label in labels) and not any("μ" in label for label in labels)
+        assert not any(label.startswith("β") for label in labels)
         await pilot.press("f5")
         await settle(pilot)
         text = screen_text(app, "#layernorm")
@@ -73,12 +76,14 @@ async def test_the_layernorm_tab_shows_rmsnorm_and_every_tab_draws(store) -> Non
         assert "第1块·RMSNorm1：RMSNorm，把每个词元自己的向量除以它的均方根" in said and "没有β" in said
         await pilot.press("f5")
         tabs, seen = app.main.query_one("#panels"), []
-        for backward, name in ((False, "blocks.0.ln2"), (True, "ln_final")):  # every tab, forwards and back
+        every_tab = tuple(p.name for p in PANEL_LIST if p.tab)
+        backward_tabs = ("vectors", "layernorm", "gradient")  # going back, the tabs that show the step's gradient
+        for backward, name, panels in ((False, "blocks.0.ln2", every_tab), (True, "ln_final", backward_tabs)):
             if backward:
                 await pilot.press("ctrl+r")
                 await settle(pilot)
             app.main.goto_step_name(name)
-            for panel in (p.name for p in PANEL_LIST if p.tab):
+            for panel in panels:
                 tabs.active = panel
                 app.main.refresh_panels()
                 await pilot.pause()
@@ -99,6 +104,7 @@ def test_the_rms_sentences_are_chosen_by_the_numbers() -> None:
     small = worked(0.001, -0.002, eps=1e-5)  # mean(x²) = 2.5e-6, below ε: ‖x̂‖ well under √2
     assert "below √d" in rms_norm_sentence(small, "en") and np.linalg.norm(small.x_hat) < 0.999 * math.sqrt(2)
     assert "小于 1" in rms_norm_sentence(small, "zh")
+    assert rms_centre_sentence(four, "en").startswith(f"x̂ has mean {number_text(float(four.x_hat.mean()))} = μ / rms")
     mean = number_text(float(four.x_hat.mean()))
     assert rms_centre_sentence(four, "zh").startswith(
         f"x̂ 的均值是 {mean} = μ / rms，μ = 2.5 是 x 的均值：RMSNorm 不减均值"
@@ -106,43 +112,32 @@ def test_the_rms_sentences_are_chosen_by_the_numbers() -> None:
 
 
 async def test_the_calculator_has_an_rmsnorm_mode(store) -> None:
-    lang = "en"  # the Chinese words: below, and on an RMSNorm model's vector
-    app = make_app(store, lang=lang)  # tiny: a LayerNorm model, the calculator opens on LayerNorm
-    async with app.run_test(size=(120, 40)) as pilot:
-        await open_experiment(pilot, "layernorm-calc")
-        assert app.screen.worked.kind == "layer"
-        await pilot.press("alt+r")
-        await settle(pilot)
-        screen, text = app.screen, screen_text(app)
-        assert screen.worked.kind == "rms" and not screen.query_one("#ln-beta").display
-        assert "mean(x²) = Σ xⱼ² / d = 30 / 4 = 7.5" in text
-        assert f"rms = √(mean(x²) + ε) = √(7.5 + 1e-05) = {number_text(math.sqrt(7.5 + 1e-5), 6)}" in text
-        expected = rms_norm(np.array([1.0, 2, 3, 4]), np.ones(4), 1e-5)
-        rows = [line.split() for line in text.split("\n") if len(line.split()) == 6 and line.split()[0] in "0123"]
-        assert [r[3] for r in rows] == [number_text(v) for v in expected]  # the x̂ column (γ = 1: y too)
-        mean = number_text(float(expected.mean()))
-        assert (
-            f"x̂ has mean {mean} = μ / rms, with μ = 2.5" if lang == "en" else f"x̂ 的均值是 {mean} = μ / rms"
-        ) in text
-        assert ("RMSNorm takes no mean away" if lang == "en" else "RMSNorm 不减均值") in " ".join(text.split())
-        await pilot.press("alt+r")
-        await settle(pilot)
-        assert screen.worked.kind == "layer" and screen.worked.mean == 2.5
-
-
-async def test_the_calculator_takes_an_rms_models_vector_in_rms_mode(store) -> None:
+    """On an RMSNorm model it opens in RMSNorm's mode; alt+r turns LayerNorm's on and off; the model's vector
+    (alt+m) brings the model's own norm back. Chinese here; the English words are checked above."""
     gpt = rms_gpt()
     app = make_app(store, gpt=gpt, lang="zh")
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+u", *"猫追狗")
         await settle(pilot)
         await open_experiment(pilot, "layernorm-calc")
-        assert app.screen.worked.kind == "rms"  # opens on the model's own norm
-        await pilot.press("alt+r", "alt+m")  # from LayerNorm's mode: the model's vector brings RMSNorm back
+        screen = app.screen
+        assert screen.worked.kind == "rms" and not screen.query_one("#ln-beta").display
+        text = screen_text(app)
+        assert "mean(x²) = Σ xⱼ² / d = 30 / 4 = 7.5" in text
+        assert f"rms = √(mean(x²) + ε) = √(7.5 + 1e-05) = {number_text(math.sqrt(7.5 + 1e-5), 6)}" in text
+        expected = rms_norm(np.array([1.0, 2, 3, 4]), np.ones(4), 1e-5)
+        rows = [line.split() for line in text.split("\n") if len(line.split()) == 6 and line.split()[0] in "0123"]
+        assert [r[3] for r in rows] == [number_text(v) for v in expected]  # the x̂ column (γ = 1: y too)
+        said = "".join(text.split())
+        assert f"x̂的均值是{number_text(float(expected.mean()))}=μ/rms" in said and "RMSNorm不减均值" in said
+        await pilot.press("alt+r")
+        await settle(pilot)
+        assert screen.worked.kind == "layer" and screen.worked.mean == 2.5 and screen.query_one("#ln-beta").display
+        await pilot.press("alt+m")  # from LayerNorm's mode: the model's vector brings RMSNorm back
         await settle(pilot)
         trace = gpt.run("猫追狗")
-        assert app.screen.worked.kind == "rms"
-        np.testing.assert_allclose(app.screen.worked.y, trace["blocks.0.ln1.hook_normalized"][-1], atol=1e-5)
+        assert screen.worked.kind == "rms"
+        np.testing.assert_allclose(screen.worked.y, trace["blocks.0.ln1.hook_normalized"][-1], atol=1e-5)
         assert "γ 是这个 RMSNorm 的" in screen_text(app)
 
 

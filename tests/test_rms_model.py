@@ -114,3 +114,11 @@ def test_the_recipe_and_the_flag_name_norm_kind() -> None:
     add_arguments(parser)
     recipe, problem = recipe_from_flags(parser.parse_args(["--norm-kind", "rms"]), Recipe())
     assert problem is None and recipe.norm_kind == "rms" and recipe.name == "tiny+norm-kind=rms"
+
+
+def test_a_sweep_key_names_rmsnorm_and_a_layernorm_key_is_as_before() -> None:
+    from model.sweep import RunSpec
+
+    layer, rms = RunSpec(Recipe(), 0, 10).key(), RunSpec(Recipe(norm_kind="rms"), 0, 10).key()
+    assert "norm_kind" not in layer  # the shipped results' keys, written before the field, still match
+    assert json.loads(rms)["recipe"]["norm_kind"] == "rms" and rms != layer

@@ -439,8 +439,8 @@ EMBED_FORMULAS: dict[str, str] = {  # by the model's positional encoding
     "none": "x = W_E[token]      (no position information at all)",
 }
 
-RMS_FORMULA = "y = γ · x / √(mean(x²) + ε)      (RMSNorm: no μ taken away, no β)"
-RMS_BACKWARD_FORMULA = "∂L/∂x = (g − x̂·mean(g·x̂)) / rms,  g = γ·∂L/∂y;   ∂L/∂γ = Σ ∂L/∂y·x̂   (no β)"
+RMS_FORMULA = "y = γ · x / √(mean(x²) + ε)"  # RMSNorm's: no μ taken away, no β (the formulas carry no words)
+RMS_BACKWARD_FORMULA = "∂L/∂x = (g − x̂·mean(g·x̂)) / rms,  g = γ·∂L/∂y;   ∂L/∂γ = Σ ∂L/∂y·x̂"
 
 FORMULAS: dict[str, str] = {
     "norm": "y = γ · (x − μ) / √(σ² + ε) + β",

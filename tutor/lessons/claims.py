@@ -60,8 +60,11 @@ median final loss is lowest; `….NORM.all.runs`, `.diverged`, `.stalled` count 
 `Q.among_first` (the same, counting runs where others got there in the same step), `Q.most` (in how many runs
 Q had grown by the largest factor by the last finite step) and `runs` (how many diverged runs there are).
 `seeds.VARIANT.…` (VARIANT with `_` for `-`, e.g. `deep_postnorm`): the depth family over seeds
-(model/data/depth-seeds.jsonl.gz): `runs`, `collapsed` (last-block cos ≥ 0.9), `spiked` (runs with a loss spike),
-`stalled`, `diverged`, `median`, `min`, `max`, and per seed `loss[s]`, `similarity[s]`, `spikes[s]`.
+(model/data/depth-seeds.jsonl.gz) and tiny against rmsnorm over seeds (model/data/norm-seeds.jsonl.gz): `runs`,
+`collapsed` (last-block cos ≥ 0.9), `spiked` (runs with a loss spike), `stalled`, `diverged`, `median`, `mean`,
+`min`, `max`, `range` (max − min), per seed `loss[s]`, `similarity[s]`, `spikes[s]`, and against OTHER, a variant
+of the same file: `above.OTHER` (in how many seeds its final loss is above OTHER's with the same seed) and
+`gap.OTHER` (its mean minus OTHER's).
 
 Measured on the validation windows the depth profile uses (`model.train.DEPTH_WINDOWS`), for a shipped model M
 with a training record: `M.adam.init.…` (the model rebuilt at its initialisation from its seed) and
@@ -96,6 +99,14 @@ add taken out: y = F(x)), `.bypass_ln1`, `.bypass_ln2` (a LayerNorm as the ident
 reads and the mean ‖LN(x)‖ its sublayer gets; bypassed, the sublayer gets the first); and over every block
 `drop_min`, `drop_max`, `bypass_min`, `bypass_max` (ln_final among them), `later_heads_max` (the most any one
 head of blocks 1 … costs: the largest of their losses).
+
+`M.norm_input.…`: what each of M's norms reads on the same validation windows, norm i in the pass's order (0 is
+block 0's first): `abs_mean[i]` (the mean over tokens of |μ|, the mean LayerNorm takes away and RMSNorm leaves in),
+`rms[i]` (the mean of √(mean(x²))), `mean_share[i]` (the percent of mean(x²) = μ² + σ² that μ² makes, averaged over
+tokens) and `mean_share_rest_max` (the largest `mean_share` of the norms after the first).
+`M.timing.…`: M's weights with RMSNorm and with LayerNorm (β = 0 where M has none), timed in turns on the machine that
+checks (the fastest of many runs): `rms_over_layer_pass` (a forward pass over 64 tokens of `WALK_PROMPT`, RMSNorm's
+time over LayerNorm's) and `rms_over_layer_norms` (the norms alone, on the inputs M's own pass gives them).
 """
 
 from __future__ import annotations
@@ -105,6 +116,7 @@ import json
 import math
 import re
 import tomllib
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -310,7 +322,7 @@ def _learned_positions(wpe: Any) -> dict[str, Any]:
     }
 
 
-WINDOW_MEASURES = ("adam", "embedding", "stream", "shifted_loss", "what_if")  # measured on validation windows
+WINDOW_MEASURES = ("adam", "embedding", "stream", "shifted_loss", "what_if", "norm_input")  # on validation windows
 SHIFT = 16  # tokens between two window sets of `shifted_loss`
 SHIFTS = 4
 
@@ -373,7 +385,84 @@ def _window_facts(name: str, key: str) -> Any:
         }
     if key == "what_if":
         return _what_if(gpt, inputs, targets)
+    if key == "norm_input":
+        return _norm_input(gpt, inputs)
     raise ClaimError(f"no window measure {key!r}")
+
+
+def _norm_input(gpt: Any, inputs: Any) -> dict[str, Any]:
+    """What each norm of `gpt` reads (see `M.norm_input` in the docstring): its mean, its rms, the mean's share."""
+    import numpy as np
+
+    from model.gradients import record_forward
+
+    _, acts = record_forward(gpt, inputs)
+    facts: dict[str, list[float]] = {"abs_mean": [], "rms": [], "mean_share": []}
+    for step in (s for s in gpt.steps if s.kind == "norm"):
+        x = acts[step.in_hook].astype(np.float64)
+        mu, mean_square = x.mean(axis=-1), (x * x).mean(axis=-1)
+        facts["abs_mean"].append(float(np.abs(mu).mean()))
+        facts["rms"].append(float(np.sqrt(mean_square).mean()))
+        facts["mean_share"].append(float(100 * (mu * mu / mean_square).mean()))
+    return facts | {"mean_share_rest_max": max(facts["mean_share"][1:], default=math.nan)}
+
+
+TIMING_REPEATS = 200  # the fastest of this many runs: what the machine can do, not what else it was doing
+
+
+@cache
+def _timing(name: str) -> dict[str, Any]:
+    """`name`'s pass over 64 tokens and its norms, against the same weights with the other norm (`M.timing`):
+    RMSNorm's time over LayerNorm's (β = 0 where the model has none; dropped where it has one), each the fastest of
+    `TIMING_REPEATS` runs taken in turns, so that whatever else the machine is doing slows both alike."""
+    import time
+
+    import numpy as np
+
+    import model
+    from model.gpt import GPT
+    from model.gradients import record_forward
+    from model.norm import layer_norm, rms_norm
+
+    _training_info(name)  # first: it says when there is no such shipped model
+    gpt = model.load(name)
+    ids = gpt.tokenizer.encode(WALK_PROMPT * gpt.config.n_ctx)[: gpt.config.n_ctx]
+    tokens = np.asarray(ids, dtype=np.intp)
+    norms = [step for step in gpt.steps if step.kind == "norm"]
+    gammas = {key: p for key, p in gpt.params.items() if key.rsplit(".", 1)[-1] == "g"}
+    betas = {key[:-1] + "b": np.zeros_like(p) for key, p in gammas.items()}
+    weights = {**betas, **gpt.params}  # the model's own β where it has them
+    twins = {
+        kind: GPT(
+            replace(gpt.config, norm_kind=kind),
+            {k: v for k, v in weights.items() if kind == "layer" or k not in betas},
+            gpt.tokenizer,
+        )  # laid out as the app's own pass is
+        for kind in ("rms", "layer")
+    }
+    _, acts = record_forward(gpt, tokens)
+    eps = gpt.config.ln_eps
+
+    def norm_calls(kind: str) -> Any:
+        inputs = [(acts[s.in_hook], s.out_hook.rsplit(".", 1)[0]) for s in norms]
+        if kind == "rms":
+            return lambda: [rms_norm(x, weights[p + ".g"], eps) for x, p in inputs]
+        return lambda: [layer_norm(x, weights[p + ".g"], weights[p + ".b"], eps) for x, p in inputs]
+
+    def fastest_in_turns(a: Any, b: Any) -> tuple[float, float]:
+        times: tuple[list[float], list[float]] = ([], [])
+        for _ in range(TIMING_REPEATS):
+            for call, into in ((a, times[0]), (b, times[1])):
+                start = time.perf_counter()
+                call()
+                into.append(time.perf_counter() - start)
+        return min(times[0]), min(times[1])
+
+    rms_pass, layer_pass = fastest_in_turns(
+        lambda: twins["rms"].forward(tokens), lambda: twins["layer"].forward(tokens)
+    )
+    rms_norms, layer_norms = fastest_in_turns(norm_calls("rms"), norm_calls("layer"))
+    return {"rms_over_layer_pass": rms_pass / layer_pass, "rms_over_layer_norms": rms_norms / layer_norms}
 
 
 def _what_if(gpt: Any, inputs: Any, targets: Any) -> dict[str, Any]:
@@ -580,21 +669,41 @@ def _stability_facts() -> dict[str, Any]:
     return facts
 
 
+SEED_FILES = ("depth-seeds", "norm-seeds")  # model/data/: variants over seeds, each file a comparison of its own
+
+
 @cache
 def _seed_facts() -> dict[str, Any]:
+    import statistics
+
     from model.sweep import variants
 
-    return {
-        v.name.replace("-", "_"): _cell_facts(v.cell)
-        | {
-            "collapsed": v.collapsed,
-            "spiked": v.spiked,
-            "loss": [math.nan if x is None else x for x in map(v.final_loss, range(v.cell.n))],
-            "similarity": v.similarity,
-            "spikes": [len(s) for s in v.spikes],
-        }
-        for v in variants(_results("depth-seeds"))
-    }
+    facts: dict[str, Any] = {}
+    for file in SEED_FILES:
+        found = variants(_results(file))
+        losses = {v.name: [math.nan if x is None else x for x in map(v.final_loss, range(v.cell.n))] for v in found}
+        for v in found:
+            mine = losses[v.name]
+            facts[v.name.replace("-", "_")] = _cell_facts(v.cell) | {
+                "collapsed": v.collapsed,
+                "spiked": v.spiked,
+                "loss": mine,
+                "mean": statistics.fmean(mine) if mine else math.nan,
+                "range": max(mine) - min(mine) if mine else math.nan,
+                "similarity": v.similarity,
+                "spikes": [len(s) for s in v.spikes],
+                "above": {
+                    other.replace("-", "_"): sum(a > b for a, b in zip(mine, theirs, strict=True))
+                    for other, theirs in losses.items()
+                    if other != v.name and len(theirs) == len(mine)
+                },
+                "gap": {
+                    other.replace("-", "_"): statistics.fmean(mine) - statistics.fmean(theirs)
+                    for other, theirs in losses.items()
+                    if other != v.name and mine and theirs
+                },
+            }
+    return facts
 
 
 def measure(path: str) -> float:
@@ -605,7 +714,9 @@ def measure(path: str) -> float:
     facts = {"stability": _stability_facts, "seeds": _seed_facts}
     if name in facts:
         value: Any = facts[name]()
-    elif (key := rest.partition(".")[0].partition("[")[0]) == "shifted_loss":
+    elif (key := rest.partition(".")[0].partition("[")[0]) == "timing":
+        value = {key: _timing(name)}
+    elif key == "shifted_loss":
         match = _PATH_PART.match(rest)
         wanted = int(match.group("index")) if match and match.group("index") is not None else None
         value = {key: [_shifted_loss(name, k) if k == wanted else math.nan for k in range(SHIFTS)]}

@@ -37,13 +37,13 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "example": ("Example [1 2 3 4]", "示例 [1 2 3 4]"),
     "from_model": ("Model's vector", "模型的向量"),
     "toggle_view": ("vs BatchNorm", "对比 BatchNorm"),
-    "toggle_kind": ("RMSNorm", "RMSNorm"),
+    "toggle_kind": ("RMSNorm", "改用 RMSNorm"),
     "next_norm(1)": ("Norm", "归一化层"),
     "pick_token(1)": ("Token", "词元"),
     "change_token(1)": ("Change it", "换掉它"),
 }
 VIEW_KEY_WORDS: dict[str, tuple[str, str]] = {"toggle_view": ("One vector", "单个向量")}  # alt+v in the BatchNorm view
-RMS_KEY_WORDS: dict[str, tuple[str, str]] = {"toggle_kind": ("LayerNorm", "LayerNorm")}  # alt+r in RMSNorm mode
+RMS_KEY_WORDS: dict[str, tuple[str, str]] = {"toggle_kind": ("LayerNorm", "改用 LayerNorm")}  # alt+r in RMSNorm mode
 KINDS = ("layer", "rms")  # the calculator's modes: LayerNorm, RMSNorm
 VIEWS = LAYERNORM_CALC_VIEWS  # a link's `view`
 

@@ -1,0 +1,59 @@
+"""Write `model/data/norm-seeds.jsonl.gz`: tiny and rmsnorm (LayerNorm against RMSNorm) over three seeds, in
+`tutor sweep`'s results format, for the LayerNorm lesson's comparison (is the gap between them seed noise?).
+
+    for seed in 1 2; do for v in tiny rmsnorm; do
+        tutor train --variant $v --seed $seed --out runs/$v-s$seed.safetensors; done; done
+    python scripts/norm_seeds.py runs/
+
+Seed 0 of each variant is the shipped checkpoint (model/weights/), seeds 1 and 2 are `runs/VARIANT-sSEED.safetensors`,
+each the variant's own recipe, 3000 steps. A seed fixes the initial weights and the batches: tiny and rmsnorm with
+the same seed start from the same weights (an RMSNorm has only γ, which starts at 1 as LayerNorm's does, and β's
+zeros draw no random numbers) and see the same windows, so seed s of one is seed s of the other with the norm changed.
+The records are read from the checkpoints' training metadata (`model.sweep.record_from_checkpoint`), as
+scripts/depth_seeds.py reads the depth family's.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from model.sweep import FORMAT, RunSpec, record_from_checkpoint, shape_of  # noqa: E402
+from model.train import RECIPES, Recipe  # noqa: E402
+from model.weights import SHIPPED_DIR, read_safetensors  # noqa: E402
+
+OUT = ROOT / "model" / "data" / "norm-seeds.jsonl.gz"
+VARIANTS = ("tiny", "rmsnorm")
+SEEDS = (0, 1, 2)
+
+
+def main() -> int:
+    if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
+        print(__doc__)
+        return 2
+    runs = Path(sys.argv[1])
+    lines = [json.dumps({"format": FORMAT})]
+    for variant in VARIANTS:
+        recipe = RECIPES[variant]
+        for seed in SEEDS:
+            path = SHIPPED_DIR / f"{variant}.safetensors" if seed == 0 else runs / f"{variant}-s{seed}.safetensors"
+            metadata = read_safetensors(path)[1]
+            info = json.loads(metadata["training"])
+            if Recipe(**info["recipe"]) != recipe or int(info["seed"]) != seed:  # tiny's record predates norm_kind
+                print(f"{path}: not {variant} with seed {seed}")
+                return 1
+            record = record_from_checkpoint(RunSpec(recipe, seed, recipe.steps, shape_of(recipe)), metadata)
+            lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+    with OUT.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as out:
+        out.write(("\n".join(lines) + "\n").encode())
+    print(f"wrote {OUT}: {len(lines) - 1} runs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
