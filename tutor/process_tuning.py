@@ -17,7 +17,7 @@ The app's event loop never opens a network connection, yet `import asyncio` impo
 
 asyncio imports `ssl` in a `try` and works on without it (`ssl = None`: only its TLS connections refuse). The app
 imports asyncio with `ssl` hidden for that one import; a later `import ssl` elsewhere loads it as usual. Measured
-on the first screen: ~0.5 MB of PSS a tutor (OpenSSL's relocated pages, the `ssl` module) and ~6 ms of start-up.
+on the first screen: 0.3–1 MB of PSS a tutor (OpenSSL's relocated pages, the `ssl` module) and ~6 ms of start-up.
 
 ## The garbage collector
 Python's cyclic garbage collector: its full passes run while the learner is idle, not inside a keystroke.

@@ -3,7 +3,7 @@
 Every drawn line is a `Strip`, and `Strip.__init__` gives each one seven `FIFOCache`s (crop, style, divide,
 filter, line length, crop-and-extend, offsets), each an object and a dict: ~1 KB a line, though most lines use
 none of them. At the first screen a tutor keeps ~1,900 strips (13,000 empty caches, ~1.3 MB of its PSS); after a
-prompt and a walk through the steps ~5,900 (41,000 caches, ~5.5 MB). Textual's own `Content` already makes its
+prompt and a walk through the steps ~5,900 (41,000 caches, ~5 MB). Textual's own `Content` already makes its
 cache on first use; here `Strip` does the same: `__init__` sets the plain slots only, and `__getattr__` (which
 Python calls only for a slot not set yet) makes the cache asked for, sized as Textual sizes it, and keeps it.
 """
