@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -15,10 +17,11 @@ from textual.strip import Strip
 
 from tutor.patches import strip_caches
 
-# Loaded only by what needs them, never by the first screen: each is a few MB of a tutor's memory (OpenSSL,
-# the Rust tokenizers, the practice screens and their experiments, training, the browser server).
+# Loaded only by what needs them, never by the first screen: each costs every tutor from a few hundred KB (OpenSSL)
+# to several MB (the Rust tokenizers, the practice screens and their experiments, training, the browser server).
 NOT_AT_FIRST_SCREEN = (
     "ssl",
+    "_ssl",  # OpenSSL itself, whatever names the module that loaded it
     "tokenizers",
     "safetensors",
     "textual_serve",
@@ -60,6 +63,17 @@ def test_the_first_screen_leaves_the_heavy_modules_unloaded(tmp_path: Path) -> N
     assert {"textual", "numpy", "tutor.app", "asyncio"} <= loaded  # the listing is the app's
     eager = sorted(m for m in loaded if m.split(".")[0] in NOT_AT_FIRST_SCREEN or m.startswith(NOT_AT_FIRST_SCREEN))
     assert not eager, f"the first screen loads {eager}: import them where they are used"
+
+
+def test_asyncio_comes_without_ssl_and_ssl_still_loads_later() -> None:
+    code = (
+        "import sys; from tutor.process_tuning import import_asyncio_without_tls as go\n"
+        "first = go(); loaded = 'ssl' in sys.modules; import asyncio.base_events as b\n"
+        "import ssl; print(first, loaded, b.ssl is None, ssl.OPENSSL_VERSION.split()[0], go())"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "False", "True", "OpenSSL", "False"]
 
 
 def _cache_slots_set(strip: Strip) -> list[str]:

@@ -72,7 +72,7 @@ def keep_freed_memory() -> bool:
 
 
 def import_asyncio_without_tls() -> bool:
-    """Import asyncio with `ssl` hidden from it; False if asyncio was loaded already (then nothing changes)."""
+    """Import asyncio with `ssl` hidden from it; True if it was, False if asyncio or ssl was loaded already."""
     if "asyncio" in sys.modules:
         return False
     hidden = "ssl" not in sys.modules
