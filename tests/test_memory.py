@@ -17,8 +17,8 @@ from textual.strip import Strip
 
 from tutor.patches import strip_caches
 
-# Loaded only by what needs them, never by the first screen: each costs every tutor from a few hundred KB (OpenSSL)
-# to several MB (the Rust tokenizers, the practice screens and their experiments, training, the browser server).
+# Loaded only by what needs them, never by the first screen: each would cost every tutor memory and start-up time
+# it does not use (the Rust tokenizers ~0.9 MB, OpenSSL 0.3–1 MB; the practice screens, training, the web server).
 NOT_AT_FIRST_SCREEN = (
     "ssl",
     "_ssl",  # OpenSSL itself, whatever names the module that loaded it
