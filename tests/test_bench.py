@@ -79,11 +79,14 @@ def test_crowd_rows_start_and_type_into_three_tutors() -> None:
         "3 tutors",
         "3 tutors",
         "3 tutors typing together",
+        "3 tutors after typing together",
     ]
-    typing = rows[-1]
+    typing = rows[-2]
     # four characters into each of three tutors, against one tutor alone; the CPU is the tutors' own, per key
     assert "12 keys" in typing[0] and "key written to the pty → shown" in typing[0]
     assert "CPU per key" in typing[1] and "one tutor alone" in typing[2] and typing[4] == "p50 ≤ 60 ms"
+    after = rows[-1]  # the memory the typing left, beside the first screen's
+    assert after[1].startswith("PSS ") and " MB a tutor)" in after[1] and after[2].startswith("at their first screen")
 
 
 def test_task_cpu_counts_every_thread_of_a_process() -> None:

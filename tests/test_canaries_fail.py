@@ -20,9 +20,11 @@ import textual.drivers._writer_thread
 import textual.drivers.linux_driver
 import textual.screen
 import textual.scroll_view
+import textual.strip
 import textual.widget
 import textual.widgets
 import textual.worker_manager
+from textual.cache import FIFOCache
 
 
 def _bindings_changed_renamed_flag(self: object, screen: object) -> None:
@@ -63,6 +65,23 @@ def _dropping(cls: type, name: str) -> Callable[..., None]:
         self.__dict__.pop(name)
 
     return __init__
+
+
+def _strip_init_with_an_eighth_cache(self: object, segments: object, cell_length: object = None) -> None:
+    """Strip.__init__ as if Textual had added a cache."""
+    self._segments = list(segments)  # type: ignore[attr-defined, call-overload]
+    self._cell_length = cell_length  # type: ignore[attr-defined]
+    self._divide_cache = FIFOCache(4)  # type: ignore[attr-defined]
+    self._crop_cache = FIFOCache(16)  # type: ignore[attr-defined]
+    self._style_cache = FIFOCache(16)  # type: ignore[attr-defined]
+    self._filter_cache = FIFOCache(4)  # type: ignore[attr-defined]
+    self._line_length_cache = FIFOCache(4)  # type: ignore[attr-defined]
+    self._crop_extend_cache = FIFOCache(4)  # type: ignore[attr-defined]
+    self._offsets_cache = FIFOCache(4)  # type: ignore[attr-defined]
+    self._wrap_cache = FIFOCache(4)  # type: ignore[attr-defined]
+    self._render_cache = None  # type: ignore[attr-defined]
+    self._link_ids = None  # type: ignore[attr-defined]
+    self._cell_count = None  # type: ignore[attr-defined]
 
 
 _getsource = inspect.getsource
@@ -172,6 +191,11 @@ BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[], None]
         ),
         canaries.test_worker_manager_workers_the_bench_reads,
         "Textual renamed WorkerManager._workers",
+    ),
+    "Strip.__init__'s caches": (
+        lambda m: m.setattr(textual.strip.Strip, "__init__", _strip_init_with_an_eighth_cache),
+        canaries.test_strip_init_makes_the_caches_strip_caches_makes_on_first_use,
+        "Textual changed the caches Strip.__init__ makes",
     ),
 }
 

@@ -8,10 +8,12 @@ shape is. tutor/patches/README.md says what each patch is for.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
 import re
+import textwrap
 
 import pytest
 import rich._wrap
@@ -480,4 +482,49 @@ def test_compositor_reflow_builds_the_full_map_full_map_trusts() -> None:
     assert not gone, (
         f"Textual's compositor no longer has {gone}: the full map reflow builds may not be the full map "
         "(tutor/patches/full_map.py clears its stale mark after reflow): tutor/patches/full_map.py must follow"
+    )
+
+
+# -- strip_caches.py: the caches Strip.__init__ makes ------------------------------------------------------------
+
+
+def _made_in_init(init: object) -> tuple[dict[str, int], set[str]]:
+    """What `init` sets on self: {slot: size} for each `FIFOCache(size)`, and the names of the other slots."""
+    caches: dict[str, int] = {}
+    plain: set[str] = set()
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(init)))):  # type: ignore[arg-type]
+        if not isinstance(node, ast.Assign | ast.AnnAssign):
+            continue
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+                continue
+            value = node.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "FIFOCache":
+                size = value.args[0]
+                caches[target.attr] = size.value if isinstance(size, ast.Constant) else -1
+            else:
+                plain.add(target.attr)
+    return caches, plain
+
+
+def test_strip_init_makes_the_caches_strip_caches_makes_on_first_use() -> None:
+    from textual.strip import Strip
+
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads what it replaces
+    from tutor.patches import strip_caches
+
+    original = inspect.unwrap(Strip.__init__)
+    assert parameters(original) == ["self", "segments", "cell_length"], (
+        "Textual changed Strip.__init__'s signature: tutor/patches/strip_caches.py must follow"
+    )
+    caches, plain = _made_in_init(original)
+    assert (caches, plain) == (strip_caches.CACHE_SIZES, strip_caches.PLAIN), (
+        f"Textual changed the caches Strip.__init__ makes ({caches}, {sorted(plain)}): "
+        "tutor/patches/strip_caches.py must follow"
+    )
+    assert set(Strip.__slots__) == set(caches) | plain, (
+        "Textual changed Strip's slots: tutor/patches/strip_caches.py must follow"
+    )
+    assert Strip.__dict__.get("__getattr__") in (None, strip_caches._cache_on_first_use), (
+        "Textual's Strip has a __getattr__ of its own: tutor/patches/strip_caches.py would replace it"
     )

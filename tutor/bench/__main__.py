@@ -445,6 +445,17 @@ def crowd_rows(count: int, quick: bool) -> list[Row]:
             p50 <= 0.060,
         )
     )
+    assert class_.typed_pss is not None
+    rows.append(
+        Row(
+            f"{count} tutors after typing together: total memory",
+            f"PSS {class_.typed_pss / MB:,.0f} MB ({class_.typed_pss / count / MB:.1f} MB a tutor)",
+            f"at their first screen: PSS {class_.pss / MB:,.0f} MB",
+            class_.typed_pss / class_.pss,
+            "",
+            None,
+        )
+    )
     return rows
 
 

@@ -185,6 +185,7 @@ class Crowd:
     slowest_first_screen: float
     first_screen_cpu: list[float]  # each process's CPU seconds until its first screen
     typing: Typing | None = None  # the same characters typed into each, all at once
+    typed_pss: int | None = None  # total PSS in bytes once they have typed (what a class's session holds)
 
 
 @dataclass
@@ -262,7 +263,8 @@ def crowd(count: int, size=(120, 40), weights: str = "tiny.safetensors", typing:
             slowest = max(t.first_screen or 0.0 for t in terminals)
             cpu = [t.first_screen_cpu or 0.0 for t in terminals]
             typed = type_together(terminals, typing) if typing else None
-            return Crowd(count, rss, pss, weights_rss, weights_pss, slowest, cpu, typed)
+            typed_pss = sum(memory(t.process.pid)[1] for t in terminals) if typed else None
+            return Crowd(count, rss, pss, weights_rss, weights_pss, slowest, cpu, typed, typed_pss)
         finally:
             for terminal in terminals:
                 terminal.close()

@@ -26,6 +26,9 @@ def run(args: argparse.Namespace) -> int:
         hang_up_with_parent()  # a killed server leaves no tutor behind (it saves and leaves on SIGHUP)
     from pathlib import Path
 
+    from tutor.process_tuning import import_asyncio_without_tls
+
+    import_asyncio_without_tls()  # before Textual: the app opens no TLS connection (tutor/process_tuning.py)
     from tutor.app import TutorApp
     from tutor.lessons.course import lessons_folder
     from tutor.model_words import describe_checkpoint
