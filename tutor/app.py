@@ -122,7 +122,13 @@ class TutorCommands(Provider):
             )
         for step in screen.place.gpt.steps:
             yield (
-                pick(WORDS, "step_command", lang, n=step.index + 1, step=step_label(step, lang)),
+                pick(
+                    WORDS,
+                    "step_command",
+                    lang,
+                    n=step.index + 1,
+                    step=step_label(step, lang, screen.place.gpt.config.norm_kind),
+                ),
                 lambda name=step.name: screen.goto_step_name(name),
                 step.name,
             )

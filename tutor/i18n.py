@@ -45,6 +45,7 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
         "这个模型不加入任何位置信息：只有词元向量本身。",
     ),
     "no_norm": ("This model has no LayerNorm.", "这个模型没有 LayerNorm。"),
+    "sv_postnorm_rms": ("Post-norm: the next step is an RMSNorm of this sum", "后置归一化：下一步就对这个和做 RMSNorm"),
     "ln_title": ("{label}: normalising each token's own vector", "{label}：对每个词元自己的向量做归一化"),
     "ln_input": ("input x", "输入 x"),
     "ln_xhat": ("x̂ = (x − μ)/√(σ²+ε)", "x̂ = (x − μ)/√(σ²+ε)"),
@@ -63,6 +64,23 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
         "γ: mean {gm}, std {gs} · β: mean {bm}, std {bs}",
         "γ：均值 {gm}，标准差 {gs} · β：均值 {bm}，标准差 {bs}",
     ),
+    # the same tab for a model whose norms are RMSNorm (norm_kind "rms"): no μ taken away, no β
+    "rms_title": (
+        "{label}: RMSNorm, dividing each token's own vector by its root mean square",
+        "{label}：RMSNorm，把每个词元自己的向量除以它的均方根",
+    ),
+    "rms_xhat": ("x̂ = x / rms, rms = √(mean(x²)+ε)", "x̂ = x / rms，rms = √(mean(x²)+ε)"),
+    "rms_output": ("output γ·x̂ (no centring, no β: μ stays in)", "输出 γ·x̂（不减均值，没有 β：μ 留在里面）"),
+    "rms_bypassed": (
+        "What if: bypassed, RMSNorm(x) = x — no scaling, no γ: x̂ and y are x itself (rms: what this RMSNorm"
+        " would have divided by)",
+        "假如：绕过了，RMSNorm(x) = x——不除均方根、不乘 γ：x̂ 和 y 就是 x 本身（rms：这个 RMSNorm 本来要除的数）",
+    ),
+    "rms_frozen": (
+        "What if: the rms frozen from another prompt's run (the rms column shows the frozen one; RMSNorm has no μ)",
+        "假如：rms 固定为另一个提示词算出的值（rms 列就是固定的值；RMSNorm 本来就没有 μ）",
+    ),
+    "rms_gamma": ("γ: mean {gm}, std {gs} · no β (RMSNorm)", "γ：均值 {gm}，标准差 {gs} · 没有 β（RMSNorm）"),
     "backward": ("backward", "反向"),
     "grad_reads": ("gets ∂L/∂ {out} → hands ∂L/∂ {into}", "收到 ∂L/∂ {out} → 传给 ∂L/∂ {into}"),
     "grad_title": (
@@ -364,6 +382,21 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
         "{token}：已绕过（假如）：x̂ = y = x，没有减 μ、除 σ，也没有乘 γ、加 β",
     ),
     "sv_ln_note": ("{token}: μ {mu}, √(σ²+ε) {s}", "{token}：μ {mu}，√(σ²+ε) {s}"),
+    "sv_rms_xhat": ("x̂ = x / rms ({hook})", "x̂ = x / rms（{hook}）"),
+    "sv_rms_y": ("y = γ·x̂: output ({hook})", "y = γ·x̂：输出（{hook}）"),
+    "sv_gamma": ("γ, shared by all tokens ({name}.g; RMSNorm has no β)", "γ：所有词元共用（{name}.g；RMSNorm 没有 β）"),
+    "sv_rms_token": (
+        "{token}: x → x̂ = x / rms → y = γ·x̂ (colour: each row on its own scale)",
+        "{token}：x → x̂ = x / rms → y = γ·x̂（颜色：每行各用自己的刻度）",
+    ),
+    "sv_rms_bypassed": (
+        "{token}: bypassed (what if): x̂ = y = x, no rms or γ applied",
+        "{token}：已绕过（假如）：x̂ = y = x，没有除以 rms，也没有乘 γ",
+    ),
+    "sv_rms_note": (
+        "{token}: μ {mu} (kept: RMSNorm does not centre), rms {s}",
+        "{token}：μ {mu}（保留：RMSNorm 不减均值），rms {s}",
+    ),
     "sv_attn_in": ("input ({hook})", "输入（{hook}）"),
     "sv_attn_out": ("output ({hook})", "输出（{hook}）"),
     "sv_scores": (
@@ -405,6 +438,9 @@ EMBED_FORMULAS: dict[str, str] = {  # by the model's positional encoding
     "rope": "x = W_E[token]      (RoPE turns q and k inside attention instead)",
     "none": "x = W_E[token]      (no position information at all)",
 }
+
+RMS_FORMULA = "y = γ · x / √(mean(x²) + ε)      (RMSNorm: no μ taken away, no β)"
+RMS_BACKWARD_FORMULA = "∂L/∂x = (g − x̂·mean(g·x̂)) / rms,  g = γ·∂L/∂y;   ∂L/∂γ = Σ ∂L/∂y·x̂   (no β)"
 
 FORMULAS: dict[str, str] = {
     "norm": "y = γ · (x − μ) / √(σ² + ε) + β",

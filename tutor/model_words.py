@@ -29,6 +29,8 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "norm_post": ("post-norm", "post-norm"),
     "norm_none": ("no LayerNorm", "没有 LayerNorm"),
     "norm_pre": ("pre-norm", "pre-norm"),
+    "norm_kind_rms": ("RMSNorm instead of LayerNorm", "用 RMSNorm 代替 LayerNorm"),
+    "norm_kind_layer": ("LayerNorm instead of RMSNorm", "用 LayerNorm 代替 RMSNorm"),
     "no_residual": ("no residual connections", "没有残差连接"),
     "no_warmup": ("no warm-up", "没有预热"),
     "warmup": ("warm-up {steps}", "预热 {steps} 步"),
@@ -89,6 +91,8 @@ def describe_recipe(recipe: Any, base: Any, lang: str, name_base: bool = False) 
         parts.append(pick(WORDS, "base", lang, base=short_number(recipe.pos_base), default=short_number(base.pos_base)))
     if recipe.norm != base.norm:
         parts.append(pick(WORDS, f"norm_{recipe.norm}", lang))
+    if recipe.norm_kind != base.norm_kind:
+        parts.append(pick(WORDS, f"norm_kind_{recipe.norm_kind}", lang))
     if recipe.residual != base.residual:
         parts.append(pick(WORDS, "no_residual", lang))
     if recipe.warmup_steps != base.warmup_steps:

@@ -86,7 +86,7 @@ def render_report(report: dict[str, Any], trace: Trace, lang: str = "en", notes:
             table.add_column(f"{word[side]} {stat}", justify="right", no_wrap=True)
     for step, data in zip(trace.steps, report["steps"], strict=True):
         # numbered from 1 as the app's step bar counts ("Step 1/27"); the JSON's "index" is trace.steps' own
-        table.add_row(Text(f"{step.index + 1} {step_label(step, lang)}", style="bold"))
+        table.add_row(Text(f"{step.index + 1} {step_label(step, lang, trace.config.norm_kind)}", style="bold"))
         for position, piece in enumerate(trace.pieces):
             table.add_row(
                 f"  {position} {visible(piece)}",

@@ -85,6 +85,10 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
         "γ and β are learned by gradient descent: a training step moves them by −lr·∂L/∂γ and −lr·∂L/∂β.",
         "γ 和 β 是靠梯度下降学出来的：训练的每一步把它们移动 −lr·∂L/∂γ 和 −lr·∂L/∂β。",
     ),
+    "gamma_note_rms": (
+        "γ is learned by gradient descent: a training step moves it by −lr·∂L/∂γ. RMSNorm has no β.",
+        "γ 是靠梯度下降学出来的：训练的每一步把它移动 −lr·∂L/∂γ。RMSNorm 没有 β。",
+    ),
     "embed_grad": ("‖∂L/∂x₀‖ = to W_E[token]", "‖∂L/∂x₀‖ = 给 W_E[词元]"),
     "embed_note": (
         "Each position hands its ∂L/∂x₀ to its token's row of W_E (a token that appears twice gets the sum). "
@@ -291,12 +295,14 @@ class BackwardStep(TextLines):
             )
         lines = text_table(columns, rows)
         if step.kind == "norm" and step.name + ".g" in trace.param_grads:
-            gamma, beta = trace.param_grads[step.name + ".g"], trace.param_grads[step.name + ".b"]
-            for key, grad, name in (("gamma", gamma, "‖∂L/∂γ‖"), ("beta", beta, "‖∂L/∂β‖")):
+            learned = [("gamma", "g", "‖∂L/∂γ‖"), ("beta", "b", "‖∂L/∂β‖")]
+            rms = step.name + ".b" not in trace.param_grads  # RMSNorm: γ alone, no β
+            for key, leaf, name in learned[:1] if rms else learned:
+                grad = trace.param_grads[f"{step.name}.{leaf}"]
                 norm = grad_text(float(np.linalg.norm(grad.astype(np.float64))))
                 dims = top_dims_text(grad, lang, of=name)
                 lines.append(Text(pick(WORDS, key, lang, norm=norm, dims=dims), style="bold"))
-            lines.append(Text(pick(WORDS, "gamma_note", lang), style="dim"))
+            lines.append(Text(pick(WORDS, "gamma_note_rms" if rms else "gamma_note", lang), style="dim"))
         elif step.kind in ("attention", "mlp"):
             params = sublayer_params(trace, step)
             text = " · ".join(f"{name} {grad_text(value)}" for name, value in params.items())

@@ -1,5 +1,7 @@
 """LayerNorm at a norm step: μ and σ per token before, after normalising, after γ and β; ‖x̂‖ against √d —
-and below the table, the vectors themselves as heatmap rows: the selected token's x → x̂ → y, then every token's."""
+and below the table, the vectors themselves as heatmap rows: the selected token's x → x̂ → y, then every token's.
+For a model whose norms are RMSNorm the same tab shows x̂ = x / rms and y = γ·x̂: the rms column in place of
+√(σ²+ε), μ left in (μ(x̂) is not 0), no β."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from model import Step, Trace
 from tutor.edits import norm_edit
 from tutor.i18n import t
 from tutor.number_style import visible_piece
-from tutor.panels.step_vectors_panel import dims, ln_prefix, norm_token_rows, short_hook, token_rows
+from tutor.panels.step_vectors_panel import dims, is_rms, ln_prefix, norm_token_rows, short_hook, token_rows
 from tutor.step_words import step_label
 from tutor.text_table import Column, text_table
 from tutor.view import View
@@ -46,17 +48,22 @@ class LayerNormPanel(LiveStatic):
             self.show_content(t("no_norm", lang), "none")
             return
         prefix = ln_prefix(step)  # "blocks.0.ln1"
+        rms = is_rms(view.gpt)
         x = trace[step.in_hook].astype(np.float64)
         x_hat = trace[prefix + ".hook_xhat"].astype(np.float64)
         y = trace[step.out_hook].astype(np.float64)
-        mu, scale = trace[prefix + ".hook_mean"][:, 0], trace[prefix + ".hook_scale"][:, 0]
+        eps = view.gpt.config.ln_eps
+        scale = trace[prefix + ".hook_scale"][:, 0]
+        mu = x.mean(axis=-1) if rms else trace[prefix + ".hook_mean"][:, 0]  # RMSNorm takes no μ: x's own, left in
         bypass = norm_edit(trace, prefix)
         bypassed = bypass is not None and bypass.frozen_from is None
         if bypassed:  # what if: LN(x) = x. The trace holds the identity's 0 and 1; the columns say x's own μ, σ
-            mu, scale = x.mean(axis=-1), np.sqrt(x.var(axis=-1) + view.gpt.config.ln_eps)
+            mu = x.mean(axis=-1)
+            scale = np.sqrt((x * x).mean(axis=-1) + eps) if rms else np.sqrt(x.var(axis=-1) + eps)
         d = x.shape[-1]
         columns = [Column(shrink=True)]  # narrow: the token labels give way, never the digits
-        columns += [Column(h, justify="right") for h in ("μ", "σ", "√(σ²+ε)", "μ(x̂)", "σ(x̂)", "‖x̂‖", "μ(y)", "σ(y)")]
+        heads = ("μ", "σ", "rms" if rms else "√(σ²+ε)", "μ(x̂)", "σ(x̂)", "‖x̂‖", "μ(y)", "σ(y)")
+        columns += [Column(h, justify="right") for h in heads]
         rows = [
             [
                 Text(f"{pos} {visible_piece(piece)} ", style="reverse" if pos == view.token else ""),
@@ -72,31 +79,29 @@ class LayerNormPanel(LiveStatic):
             for pos, piece in enumerate(trace.pieces)
         ]
         table = text_table(columns, rows, width=self.available_width or None, gap=1)
-        params = view.gpt.params
-        gamma, beta = params[prefix + ".g"], params[prefix + ".b"]
-        title = Text(t("ln_title", lang, label=step_label(step, lang)), style="bold")
+        gamma = view.gpt.params[prefix + ".g"]
+        label = step_label(step, lang, view.gpt.config.norm_kind)
+        title = Text(t("rms_title" if rms else "ln_title", lang, label=label), style="bold")
         if step.index != view.step_index:
             title.append(f"  (→ {t('step', lang)} {step.index})", style="dim")
         legend = Text(
-            f"{t('ln_input', lang)}: μ, σ  →  {t('ln_xhat', lang)}: ≈0, ≈1, ‖x̂‖ ≈ √{d} = {math.sqrt(d):.2f}"
-            f"  →  {t('ln_output', lang)}",
+            f"{t('ln_input', lang)}: μ, σ  →  {t('rms_xhat' if rms else 'ln_xhat', lang)}: "
+            + ("" if rms else "≈0, ≈1, ")
+            + f"‖x̂‖ ≈ √{d} = {math.sqrt(d):.2f}  →  {t('rms_output' if rms else 'ln_output', lang)}",
             style="dim",
         )
         if bypassed:
-            legend = Text(t("ln_bypassed", lang), style="bold yellow")
+            legend = Text(t("rms_bypassed" if rms else "ln_bypassed", lang), style="bold yellow")
         elif bypass is not None:
-            legend = Text(t("ln_frozen", lang), style="bold yellow")
-        gamma_line = Text(
-            t(
-                "ln_gamma",
-                lang,
-                gm=f"{gamma.mean():.3f}",
-                gs=f"{gamma.std():.3f}",
-                bm=f"{beta.mean():+.3f}",
-                bs=f"{beta.std():.3f}",
-            ),
-            style="dim",
-        )
+            legend = Text(t("rms_frozen" if rms else "ln_frozen", lang), style="bold yellow")
+        stats = dict(gm=f"{gamma.mean():.3f}", gs=f"{gamma.std():.3f}")
+        if rms:
+            gamma_line = Text(t("rms_gamma", lang, **stats), style="dim")
+        else:
+            beta = view.gpt.params[prefix + ".b"]
+            gamma_line = Text(
+                t("ln_gamma", lang, **stats, bm=f"{beta.mean():+.3f}", bs=f"{beta.std():.3f}"), style="dim"
+            )
         self.show_content(Text("\n").join([title, legend, *table, gamma_line]), view.n_tokens)
 
 

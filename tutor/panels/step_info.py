@@ -8,7 +8,7 @@ from rich.text import Text
 
 from model import Step
 from tutor.edits import edits_at, fitting
-from tutor.i18n import BACKWARD_FORMULAS, EMBED_FORMULAS, FORMULAS, t
+from tutor.i18n import BACKWARD_FORMULAS, EMBED_FORMULAS, FORMULAS, RMS_BACKWARD_FORMULA, RMS_FORMULA, t
 from tutor.number_style import grad_text
 from tutor.step_words import step_label
 from tutor.view import View
@@ -57,11 +57,13 @@ class StepInfo(LiveStatic):
             self.show_backward(view)
             return
         formula = EMBED_FORMULAS[view.gpt.config.positional] if step.kind == "embed" else FORMULAS[step.kind]
+        rms = step.kind == "norm" and view.gpt.config.norm_kind == "rms"
+        formula = RMS_FORMULA if rms else formula
         here = edits_at(step, fitting(view.edited))  # what if: this step is not what the formula says
         text = Text.assemble(
             # counted from 1, as lessons and heads are
             (t("step_of", lang, i=step.index + 1, n=len(view.trace.steps)) + " · ", "dim"),
-            (step_label(step, lang), "bold"),
+            (step_label(step, lang, view.gpt.config.norm_kind), "bold"),
             "\n",
             ("✕ " + " · ".join(edit.words(lang) for edit in here) + "  ", "bold yellow") if here else "",
             (formula, "dim italic" if here else "italic"),
@@ -85,12 +87,13 @@ class StepInfo(LiveStatic):
         """The step going back: what it does to the gradient, what it gets and hands on, and at the cursor
         the gradient's size before and after it, with the loss it all comes from."""
         step, lang, trace = view.step, view.lang, view.trace
+        rms = step.kind == "norm" and view.gpt.config.norm_kind == "rms"
         text = Text.assemble(
             (t("step_of", lang, i=step.index + 1, n=len(trace.steps)) + " · ", "dim"),
             (t("backward", lang) + " · ", "bold magenta"),
-            (step_label(step, lang), "bold"),
+            (step_label(step, lang, view.gpt.config.norm_kind), "bold"),
             "\n",
-            (BACKWARD_FORMULAS[step.kind], "italic"),
+            (RMS_BACKWARD_FORMULA if rms else BACKWARD_FORMULAS[step.kind], "italic"),
             no_wrap=True,
             overflow="ellipsis",
         )

@@ -76,18 +76,29 @@ def ln_prefix(step: Step) -> str:
     return step.out_hook.rsplit(".", 1)[0]
 
 
+def is_rms(gpt: GPT) -> bool:
+    """The model's norms are RMSNorm (`norm_kind` "rms"): x̂ = x / rms, y = γ·x̂, no μ taken away and no β."""
+    return gpt.config.norm_kind == "rms"
+
+
 def norm_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -> list[GridRow]:
-    """LayerNorm: x, x̂ = (x − μ)/√(σ²+ε), y = γ·x̂ + β for every token, then γ and β (one row each)."""
-    prefix = ln_prefix(step)
+    """LayerNorm: x, x̂ = (x − μ)/√(σ²+ε), y = γ·x̂ + β for every token, then γ and β (one row each);
+    RMSNorm: x, x̂ = x / rms, y = γ·x̂, then γ."""
+    prefix, rms = ln_prefix(step), is_rms(gpt)
     xhat_hook = prefix + ".hook_xhat"
+    xhat_words, y_words = ("sv_rms_xhat", "sv_rms_y") if rms else ("sv_ln_xhat", "sv_ln_y")
     rows = token_rows(trace, t("sv_ln_x", lang, hook=short_hook(step.in_hook)), trace[step.in_hook], token)
-    rows += token_rows(trace, t("sv_ln_xhat", lang, hook=short_hook(xhat_hook)), trace[xhat_hook], token)
-    rows += token_rows(trace, t("sv_ln_y", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], token)
+    rows += token_rows(trace, t(xhat_words, lang, hook=short_hook(xhat_hook)), trace[xhat_hook], token)
+    rows += token_rows(trace, t(y_words, lang, hook=short_hook(step.out_hook)), trace[step.out_hook], token)
     return rows + gamma_beta_rows(gpt, prefix, lang)
 
 
 def gamma_beta_rows(gpt: GPT, prefix: str, lang: str) -> list[GridRow]:
-    gamma, beta = gpt.params[prefix + ".g"], gpt.params[prefix + ".b"]
+    gamma = gpt.params[prefix + ".g"]
+    if is_rms(gpt):
+        scale = section_scale(gamma)
+        return [GridRow(t("sv_gamma", lang, name=short_hook(prefix)), scale=scale), GridRow("γ", gamma, scale=scale)]
+    beta = gpt.params[prefix + ".b"]
     scale = section_scale(gamma, beta)
     return [
         GridRow(t("sv_gamma_beta", lang, name=short_hook(prefix)), scale=scale),
@@ -97,13 +108,16 @@ def gamma_beta_rows(gpt: GPT, prefix: str, lang: str) -> list[GridRow]:
 
 
 def norm_token_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -> list[GridRow]:
-    """One token's way through LayerNorm, a row each: x, x̂, γ, β, y = γ·x̂ + β (the LayerNorm tab's picture)."""
+    """One token's way through LayerNorm, a row each: x, x̂, γ, β, y = γ·x̂ + β (the LayerNorm tab's picture);
+    through RMSNorm: x, x̂, γ, y = γ·x̂."""
     prefix = ln_prefix(step)
     x, x_hat, y = trace[step.in_hook][token], trace[prefix + ".hook_xhat"][token], trace[step.out_hook][token]
-    gamma, beta = gpt.params[prefix + ".g"], gpt.params[prefix + ".b"]
     label = token_label(token, trace.pieces[token])
-    rows = [GridRow(t("sv_ln_token", lang, token=label))]  # each row on its own scale: no one legend
-    for name, values in (("x", x), ("x̂", x_hat), ("γ", gamma), ("β", beta), ("y", y)):
+    shown = [("x", x), ("x̂", x_hat), ("γ", gpt.params[prefix + ".g"])]
+    if not is_rms(gpt):
+        shown.append(("β", gpt.params[prefix + ".b"]))
+    rows = [GridRow(t("sv_rms_token" if is_rms(gpt) else "sv_ln_token", lang, token=label))]  # each on its own scale
+    for name, values in (*shown, ("y", y)):
         norm = float(np.linalg.norm(values.astype(np.float64)))
         rows.append(GridRow(f"{name} ‖{norm:.2f}‖", values, name in ("x", "y"), section_scale(values)))
     return rows
@@ -112,10 +126,15 @@ def norm_token_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -
 def norm_note(trace: Trace, step: Step, token: int, lang: str) -> str:
     prefix = ln_prefix(step)
     label = token_label(token, trace.pieces[token])
+    rms = trace.config.norm_kind == "rms"
     bypass = norm_edit(trace, prefix)
-    if bypass is not None and bypass.frozen_from is None:
-        return t("sv_ln_bypassed", lang, token=label)  # what if: the trace's μ 0 and scale 1 are the identity's
-    mu, scale = float(trace[prefix + ".hook_mean"][token, 0]), float(trace[prefix + ".hook_scale"][token, 0])
+    if bypass is not None and bypass.frozen_from is None:  # what if: the trace's μ 0 and scale 1 are the identity's
+        return t("sv_rms_bypassed" if rms else "sv_ln_bypassed", lang, token=label)
+    scale = float(trace[prefix + ".hook_scale"][token, 0])
+    if rms:  # the μ RMSNorm leaves in: the mean of its own input
+        mu = float(trace[step.in_hook][token].astype(np.float64).mean())
+        return t("sv_rms_note", lang, token=label, mu=f"{mu:+.3f}", s=f"{scale:.3f}")
+    mu = float(trace[prefix + ".hook_mean"][token, 0])
     return t("sv_ln_note", lang, token=label, mu=f"{mu:+.3f}", s=f"{scale:.3f}")
 
 
@@ -240,7 +259,8 @@ def step_picture(view: View) -> Picture:
             tuple(token_label(pos, piece) for pos, piece in enumerate(trace.pieces)),
         )
     if step.kind == "residual":
-        note = t("sv_postnorm", lang) if gpt.config.norm == "post" else ""
+        post = "sv_postnorm_rms" if is_rms(gpt) else "sv_postnorm"
+        note = t(post, lang) if gpt.config.norm == "post" else ""
         return Picture(note, tuple(residual_rows(trace, step, token, lang)), d_model)
     if step.kind == "mlp":
         note = mlp_note(trace, step, token, lang)

@@ -129,7 +129,8 @@ def norm_rows(trace: Trace, token: int) -> dict[str, NormRow]:
             continue
         prefix = step.out_hook.rsplit(".", 1)[0]
         x = trace[step.in_hook][token].astype(np.float64)
-        rows[prefix] = NormRow(prefix, float(trace[prefix + ".hook_mean"][token, 0]), float(x.std()))
+        mean = trace.activations.get(prefix + ".hook_mean")  # an RMSNorm takes no μ: its input's own mean
+        rows[prefix] = NormRow(prefix, float(mean[token, 0]) if mean is not None else float(x.mean()), float(x.std()))
     return rows
 
 

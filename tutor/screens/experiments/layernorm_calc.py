@@ -1,8 +1,10 @@
 """The LayerNorm calculator: type a vector (and γ, β, ε), see every line of LayerNorm worked out.
 
 The numbers are `model.norm.layer_norm`'s own, read from its hooks (μ, √(σ²+ε), x̂, γ·x̂+β), in
-float64 so that the lesson's hand-worked example comes out digit for digit. alt+v turns to a prompt's
-whole [tokens × d_model] matrix, through LayerNorm and BatchNorm side by side (see `norm_axes`).
+float64 so that the lesson's hand-worked example comes out digit for digit. alt+r turns it into an RMSNorm
+calculator (`model.norm.rms_norm`: rms = √(mean(x²)+ε), x̂ = x / rms, γ·x̂; no μ taken away, no β), the mode
+it opens in for a model whose norms are RMSNorm. alt+v turns to a prompt's whole [tokens × d_model] matrix,
+through LayerNorm and BatchNorm side by side (see `norm_axes`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import ContentSwitcher, Input, Label, Static
 
-from model import GPT, layer_norm
+from model import GPT, layer_norm, rms_norm
 from tutor.i18n import pick
 from tutor.lessons.links import LAYERNORM_CALC_VIEWS
 from tutor.patches.footer_labels import localize_bindings
@@ -35,11 +37,14 @@ KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
     "example": ("Example [1 2 3 4]", "示例 [1 2 3 4]"),
     "from_model": ("Model's vector", "模型的向量"),
     "toggle_view": ("vs BatchNorm", "对比 BatchNorm"),
+    "toggle_kind": ("RMSNorm", "RMSNorm"),
     "next_norm(1)": ("Norm", "归一化层"),
     "pick_token(1)": ("Token", "词元"),
     "change_token(1)": ("Change it", "换掉它"),
 }
 VIEW_KEY_WORDS: dict[str, tuple[str, str]] = {"toggle_view": ("One vector", "单个向量")}  # alt+v in the BatchNorm view
+RMS_KEY_WORDS: dict[str, tuple[str, str]] = {"toggle_kind": ("LayerNorm", "LayerNorm")}  # alt+r in RMSNorm mode
+KINDS = ("layer", "rms")  # the calculator's modes: LayerNorm, RMSNorm
 VIEWS = LAYERNORM_CALC_VIEWS  # a link's `view`
 
 WORDS: dict[str, tuple[str, str]] = {
@@ -111,6 +116,58 @@ WORDS: dict[str, tuple[str, str]] = {
     "no_model_norm": ("{model} has no LayerNorm to take a vector from.", "{model} 没有 LayerNorm，无法取向量。"),
     "no_prompt": ("The main screen's prompt is empty: type one there first.", "主界面的提示词为空：请先在那里输入。"),
     "column_j": ("j", "j"),
+    # the RMSNorm mode (alt+r): no μ taken away, no β
+    "rms_heading": (
+        "RMSNorm: y = γ · x / √(mean(x²) + ε) — LayerNorm without the mean: nothing centred, no β",
+        "RMSNorm：y = γ · x / √(mean(x²) + ε)——去掉均值的 LayerNorm：不做中心化，也没有 β",
+    ),
+    "rms_step_squares": ("1 mean square", "1 均方"),
+    "rms_step_scale": ("2 rms", "2 均方根"),
+    "rms_step_xhat": ("3 normalise", "3 归一化"),
+    "rms_step_y": ("4 γ", "4 γ"),
+    "rms_xhat_formula": ("x̂ = x / rms: the x̂ column (nothing subtracted)", "x̂ = x / rms：见 x̂ 列（什么也不减）"),
+    "rms_y_formula": ("y = γ · x̂: the y column (no β to add)", "y = γ · x̂：见 y 列（没有 β 可加）"),
+    "rms_zero_scale": (
+        "mean(x²) + ε = 0: every x is 0 and ε is 0, so x̂ would divide by zero. Use ε > 0.",
+        "mean(x²) + ε = 0：所有 x 都是 0，ε 也是 0，x̂ 会除以零。请用 ε > 0。",
+    ),
+    "rms_too_big": ("These numbers are too large: x² overflows.", "这些数太大：x² 溢出。"),
+    # ‖x̂‖ against √d for RMSNorm: mean(x̂²) = mean(x²)/(mean(x²)+ε) (see `rms_norm_sentence`)
+    "rms_norm_close": (
+        "‖x̂‖ = {norm} against √d = √{d} = {root}: mean(x̂²) = mean(x²)/(mean(x²)+ε) = {ratio}, "
+        "so Σ x̂ⱼ² = d · {ratio} ≈ d.",
+        "‖x̂‖ = {norm}，对比 √d = √{d} = {root}：mean(x̂²) = mean(x²)/(mean(x²)+ε) = {ratio}，"
+        "所以 Σ x̂ⱼ² = d · {ratio} ≈ d。",
+    ),
+    "rms_norm_zero": (
+        "‖x̂‖ = {norm}, not √d = √{d} = {root}: every xⱼ is 0, so x̂ = 0 / √(0 + ε) = 0. "
+        "ε = {eps} is what keeps this division finite (without it: 0 / 0).",
+        "‖x̂‖ = {norm}，不是 √d = √{d} = {root}：每个 xⱼ 都是 0，所以 x̂ = 0 / √(0 + ε) = 0。"
+        "是 ε = {eps} 让这个除法保持有限（没有它就是 0 / 0）。",
+    ),
+    "rms_norm_between": (
+        "‖x̂‖ = {norm}, below √d = √{d} = {root}: mean(x²) = {ms} is not large next to ε = {eps}, so "
+        "mean(x̂²) = mean(x²)/(mean(x²)+ε) = {ratio} is below 1 and ‖x̂‖ = √(d · {ratio}). "
+        "With ε = 0 it would be √d exactly.",
+        "‖x̂‖ = {norm}，小于 √d = √{d} = {root}：mean(x²) = {ms} 相对 ε = {eps} 不算大，所以 "
+        "mean(x̂²) = mean(x²)/(mean(x²)+ε) = {ratio} 小于 1，‖x̂‖ = √(d · {ratio})。若 ε = 0，它正好是 √d。",
+    ),
+    "rms_centre": (
+        "x̂ has mean {m} = μ / rms, with μ = {mu} the mean of x: RMSNorm takes no mean away, so x̂ keeps x's "
+        "own (LayerNorm's x̂ has mean 0).",
+        "x̂ 的均值是 {m} = μ / rms，μ = {mu} 是 x 的均值：RMSNorm 不减均值，x 原有的均值就留在 x̂ 里"
+        "（LayerNorm 的 x̂ 均值为 0）。",
+    ),
+    "rms_source": (
+        "Computed by model.norm.rms_norm (its hooks hook_scale, hook_xhat, hook_normalized), in float64.",
+        "由 model.norm.rms_norm 计算（读取它的钩子 hook_scale、hook_xhat、hook_normalized），float64。",
+    ),
+    "rms_model_source": (
+        "x is {model}'s vector entering {step} at token {pos} “{piece}” of “{prompt}”; γ is that RMSNorm's. "
+        "The model's own y differs by at most {diff} (it computes in float32).",
+        "x 是 {model} 在 “{prompt}” 的第 {pos} 个词元 “{piece}” 处进入 {step} 的向量；γ 是这个 RMSNorm 的。"
+        "与模型自己算出的 y 最多相差 {diff}（模型用 float32 计算）。",
+    ),
     "bad_option": (
         "layernorm-calc: no {what} (views: vector, batchnorm)",
         "layernorm-calc：没有 {what}（视图：vector、batchnorm）",
@@ -150,17 +207,18 @@ def number_text(value: float, decimals: int = 4) -> str:
 
 @dataclass(frozen=True)
 class Worked:
-    """One LayerNorm worked out: the inputs and what each hook recorded."""
+    """One LayerNorm worked out: the inputs and what each hook recorded; or one RMSNorm (`kind` "rms")."""
 
     x: np.ndarray
     gamma: np.ndarray
-    beta: np.ndarray
+    beta: np.ndarray  # an RMSNorm's: 0 (it has none)
     eps: float
-    mean: float  # hook_mean
-    var: float  # mean((x − μ)²), the line the hooks do not record
-    scale: float  # hook_scale = √(σ² + ε)
+    mean: float  # hook_mean; an RMSNorm's: x's own mean, which it leaves in
+    var: float  # mean((x − μ)²), the line the hooks do not record; an RMSNorm's: mean(x²)
+    scale: float  # hook_scale = √(σ² + ε); an RMSNorm's: rms = √(mean(x²) + ε)
     x_hat: np.ndarray  # hook_xhat
     y: np.ndarray  # hook_normalized
+    kind: str = "layer"
 
 
 def work_out(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> Worked:
@@ -177,6 +235,31 @@ def work_out(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> 
         var = float(((x - mean) ** 2).mean())
     return Worked(
         x, gamma, beta, eps, mean, var, float(seen["hook_scale"][0]), seen["hook_xhat"], seen["hook_normalized"]
+    )
+
+
+def work_out_rms(x: np.ndarray, gamma: np.ndarray, eps: float) -> Worked:
+    """Run `model.norm.rms_norm` on one vector and keep what its hooks saw (`var` is mean(x²), `mean` x's μ)."""
+    seen: dict[str, np.ndarray] = {}
+
+    def hook(name: str, value: np.ndarray) -> np.ndarray:
+        seen[name] = value
+        return value
+
+    with np.errstate(all="ignore"):
+        rms_norm(x, gamma, eps, hook)
+        mean_square = float((x * x).mean())
+    return Worked(
+        x,
+        gamma,
+        np.zeros_like(x),
+        eps,
+        float(x.mean()),
+        mean_square,
+        float(seen["hook_scale"][0]),
+        seen["hook_xhat"],
+        seen["hook_normalized"],
+        "rms",
     )
 
 
@@ -211,6 +294,34 @@ def norm_sentence(w: Worked, lang: str) -> str:
     return pick(WORDS, key, lang, **values)
 
 
+def rms_norm_sentence(w: Worked, lang: str) -> str:
+    """RMSNorm's ‖x̂‖ against √d, in words chosen by the numbers: mean(x̂²) = mean(x²)/(mean(x²)+ε), so close to
+    √d when mean(x²) ≫ ε, 0 for x = 0 (ε alone keeps 0 / √ε finite), in between otherwise."""
+    d = len(w.x)
+    norm, root = float(np.linalg.norm(w.x_hat)), math.sqrt(d)
+    values = dict(
+        norm=number_text(norm),
+        d=d,
+        root=number_text(root),
+        ratio=number_text(float((w.x_hat**2).mean()), 6),  # mean(x̂²), from x̂ itself
+        ms=number_text(w.var),
+        eps=f"{w.eps:g}",
+    )
+    if w.var == 0:
+        key = "rms_norm_zero"
+    elif norm >= CLOSE * root:
+        key = "rms_norm_close"
+    else:
+        key = "rms_norm_between"
+    return pick(WORDS, key, lang, **values)
+
+
+def rms_centre_sentence(w: Worked, lang: str) -> str:
+    """What RMSNorm leaves of x's mean: x̂'s mean is μ / rms (0 only when x's own mean is)."""
+    m = number_text(round(float(w.x_hat.mean()), 10))  # 1e-17 is rounding, not a mean
+    return pick(WORDS, "rms_centre", lang, m=m, mu=number_text(round(w.mean, 10)))
+
+
 class LayerNormCalcScreen(ExperimentScreen):
     NAME = "layernorm-calc"
     BINDINGS = [
@@ -219,6 +330,7 @@ class LayerNormCalcScreen(ExperimentScreen):
         Binding("alt+v", "toggle_view", "vs BatchNorm", key_display="alt+v", priority=True),  # first: fits at 80
         Binding("alt+e", "example", "Example [1 2 3 4]", key_display="alt+e", priority=True),
         Binding("alt+m", "from_model", "Model's vector", key_display="alt+m", priority=True),
+        Binding("alt+r", "toggle_kind", "RMSNorm", key_display="alt+r", priority=True),
         Binding("f6", "next_norm(1)", "Norm"),
         Binding("shift+f6", "next_norm(-1)", show=False),
         # priority: the prompt would move its cursor with these keys
@@ -227,7 +339,7 @@ class LayerNormCalcScreen(ExperimentScreen):
         Binding("alt+up", "change_token(1)", "Change it", key_display="alt+↑↓", priority=True),
         Binding("alt+down", "change_token(-1)", show=False, priority=True),
     ]
-    VECTOR_ACTIONS = ("example", "from_model")
+    VECTOR_ACTIONS = ("example", "from_model", "toggle_kind")
     BATCH_ACTIONS = ("next_norm", "pick_token", "change_token")
     DEFAULT_CSS = """
     LayerNormCalcScreen .ln-row { height: 1; padding: 0 1; margin-top: 1; }
@@ -241,10 +353,11 @@ class LayerNormCalcScreen(ExperimentScreen):
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
-        localize_bindings(self, KEY_WORDS, lang)
+        localize_bindings(self, KEY_WORDS if gpt.config.norm_kind != "rms" else {**KEY_WORDS, **RMS_KEY_WORDS}, lang)
         self.worked: Worked | None = None
         self.model_note = ""
         self.view = VIEWS[0]
+        self.kind = "rms" if gpt.config.norm_kind == "rms" else "layer"  # opens on the model's own norm
 
     def words(self, key: str, **values: object) -> str:
         return pick(WORDS, key, self.lang, **values)
@@ -258,7 +371,7 @@ class LayerNormCalcScreen(ExperimentScreen):
                 with Horizontal(classes="ln-row"):
                     yield Label("γ")
                     yield Input(placeholder=self.words("gamma_placeholder"), id="ln-gamma", compact=True)
-                    yield Label("β")
+                    yield Label("β", id="ln-beta-label")
                     yield Input(placeholder=self.words("beta_placeholder"), id="ln-beta", compact=True)
                     yield Label("ε")
                     yield Input("1e-5", placeholder=self.words("eps_placeholder"), id="ln-eps", compact=True)
@@ -270,8 +383,28 @@ class LayerNormCalcScreen(ExperimentScreen):
     def on_mount(self) -> None:
         for field in self.query(Input):
             field.cursor_blink = False  # blinking costs bandwidth over SSH
+        self.show_kind()
         self.recompute(notify=False)
         self.show_view()
+
+    def key_words(self) -> dict[str, tuple[str, str]]:
+        """The footer's words for the view and the mode shown."""
+        batch = VIEW_KEY_WORDS if self.view == "batchnorm" else {}
+        return {**KEY_WORDS, **batch, **(RMS_KEY_WORDS if self.kind == "rms" else {})}
+
+    def show_kind(self) -> None:
+        """β's field only where there is a β: LayerNorm's mode."""
+        for selector in ("#ln-beta", "#ln-beta-label"):
+            self.query_one(selector).display = self.kind == "layer"
+
+    def action_toggle_kind(self) -> None:
+        """alt+r: LayerNorm ↔ RMSNorm on the same x, γ and ε."""
+        self.kind = KINDS[1 - KINDS.index(self.kind)]
+        self.model_note = ""
+        self.show_kind()
+        localize_bindings(self, self.key_words(), self.lang)
+        self.refresh_bindings()
+        self.recompute(notify=True)
 
     def take_options(self, options: dict[str, str]) -> None:
         """A link's `view`: `vector` (the calculator) or `batchnorm` (the prompt through both norms)."""
@@ -287,7 +420,7 @@ class LayerNormCalcScreen(ExperimentScreen):
         """The view in `self.view`, its field focused and its keys in the footer."""
         self.query_one(ContentSwitcher).current = f"ln-{self.view}"
         self.query_one("#bn-prompt" if self.view == "batchnorm" else "#ln-x", Input).focus()
-        localize_bindings(self, {**KEY_WORDS, **(VIEW_KEY_WORDS if self.view == "batchnorm" else {})}, self.lang)
+        localize_bindings(self, self.key_words(), self.lang)
         self.refresh_bindings()
 
     def action_toggle_view(self) -> None:
@@ -355,15 +488,16 @@ class LayerNormCalcScreen(ExperimentScreen):
 
     def recompute(self, notify: bool) -> None:
         problem = self.query_one("#ln-problem", Static)
+        rms = self.kind == "rms"
         try:
             x, gamma, beta, eps = self.read_inputs()
-            worked = work_out(x, gamma, beta, eps)
+            worked = work_out_rms(x, gamma, eps) if rms else work_out(x, gamma, beta, eps)
             if not math.isfinite(worked.var):
-                raise InputProblem(self.words("too_big"))
+                raise InputProblem(self.words("rms_too_big" if rms else "too_big"))
             if worked.scale == 0:
-                raise InputProblem(self.words("zero_scale"))
+                raise InputProblem(self.words("rms_zero_scale" if rms else "zero_scale"))
             if not (np.isfinite(worked.x_hat).all() and np.isfinite(worked.y).all()):
-                raise InputProblem(self.words("too_big"))
+                raise InputProblem(self.words("rms_too_big" if rms else "too_big"))
         except InputProblem as error:
             problem.update(str(error))  # the last good result stays below it
             if notify:
@@ -376,6 +510,9 @@ class LayerNormCalcScreen(ExperimentScreen):
     # -- the worked example -----------------------------------------------------------------
 
     def show(self, w: Worked) -> None:
+        if w.kind == "rms":
+            self.show_rms(w)
+            return
         d = len(w.x)
         total = float(w.x.sum())
         squares = float(((w.x - w.mean) ** 2).sum())
@@ -420,6 +557,46 @@ class LayerNormCalcScreen(ExperimentScreen):
         # the sentences wrap by their words: a new sentence may take another number of lines
         self.query_one("#ln-result", LiveStatic).show_content(Group(*parts), (d, self.model_note, norm_line))
 
+    def show_rms(self, w: Worked) -> None:
+        """RMSNorm worked out: mean(x²), rms, x̂ = x / rms, y = γ·x̂ — and what it leaves of x's mean."""
+        d = len(w.x)
+        squares = float((w.x * w.x).sum())
+        steps = Table.grid(padding=(0, 2))
+        steps.add_column(style="bold")
+        steps.add_column()
+        steps.add_row(
+            self.words("rms_step_squares"),
+            f"mean(x²) = Σ xⱼ² / d = {number_text(squares)} / {d} = {number_text(w.var)}",
+        )
+        steps.add_row(
+            self.words("rms_step_scale"),
+            f"rms = √(mean(x²) + ε) = √({number_text(w.var)} + {w.eps:g}) = {number_text(w.scale, 6)}",
+        )
+        steps.add_row(self.words("rms_step_xhat"), self.words("rms_xhat_formula"))
+        steps.add_row(self.words("rms_step_y"), self.words("rms_y_formula"))
+
+        table = Table(box=None, padding=(0, 1), header_style="bold", show_edge=False)
+        for header in (self.words("column_j"), "x", "x²", "x̂", "γ", "y"):
+            table.add_column(header, justify="right", no_wrap=True)
+        for j in range(d):
+            table.add_row(str(j), *(number_text(v) for v in (w.x[j], w.x[j] ** 2, w.x_hat[j], w.gamma[j], w.y[j])))
+        norm_line, centre_line = rms_norm_sentence(w, self.lang), rms_centre_sentence(w, self.lang)
+        parts = [
+            Text(self.words("rms_heading"), style="bold"),
+            steps,
+            Text(""),
+            Text(norm_line),
+            Text(centre_line),
+            Text(self.words("rms_source"), style="dim"),
+            Text(""),
+            table,
+        ]
+        if self.model_note:
+            parts.insert(0, Text(self.model_note, style="italic"))
+        self.query_one("#ln-result", LiveStatic).show_content(
+            Group(*parts), ("rms", d, self.model_note, norm_line, centre_line)
+        )
+
     # -- actions ------------------------------------------------------------------------------
 
     def _fill(self, x: str, gamma: str, beta: str, eps: str) -> None:
@@ -448,15 +625,19 @@ class LayerNormCalcScreen(ExperimentScreen):
         pos = len(trace.tokens) - 1
         ln = step.out_hook.removesuffix(".hook_normalized")
         x = trace[step.in_hook][pos]
-        gamma, beta = gpt.params[f"{ln}.g"], gpt.params[f"{ln}.b"]
+        rms = gpt.config.norm_kind == "rms"
+        if self.kind != gpt.config.norm_kind:  # the model's own norm, so that its y is the one worked out
+            self.action_toggle_kind()
+        gamma = gpt.params[f"{ln}.g"]
+        beta = np.zeros(0) if rms else gpt.params[f"{ln}.b"]  # an RMSNorm has no β: its field stays empty
         self._fill(*(" ".join(repr(float(v)) for v in values) for values in (x, gamma, beta)), f"{gpt.config.ln_eps:g}")
         self.recompute(notify=True)
         if self.worked is not None:
             diff = float(np.abs(self.worked.y - trace[step.out_hook][pos]).max())
             self.model_note = self.words(
-                "model_source",
+                "rms_model_source" if rms else "model_source",
                 model=gpt.name,
-                step=step_label(step, self.lang),
+                step=step_label(step, self.lang, gpt.config.norm_kind),
                 pos=pos,
                 piece=trace.pieces[pos],
                 prompt=self.prompt,

@@ -46,6 +46,18 @@ WORDS: dict[str, tuple[str, str]] = {
         "x: 1 token × {d} numbers entering {step} ({hook}); γ, β: that norm's; ε = {eps}; float64.",
         "x：进入 {step} 的 1 个词元 × {d} 个数（{hook}）；γ、β 用这一层自己的；ε = {eps}；float64。",
     ),
+    "source_rms": (
+        "x: {t} tokens × {d} numbers entering {step} ({hook}); γ: that norm's, β = 0 (an RMSNorm has none); "
+        "ε = {eps}; float64.",
+        "x：进入 {step} 的 {t} 个词元 × {d} 个数（{hook}）；γ 用这一层自己的，β = 0（RMSNorm 没有 β）；"
+        "ε = {eps}；float64。",
+    ),
+    "source_one_rms": (
+        "x: 1 token × {d} numbers entering {step} ({hook}); γ: that norm's, β = 0 (an RMSNorm has none); "
+        "ε = {eps}; float64.",
+        "x：进入 {step} 的 1 个词元 × {d} 个数（{hook}）；γ 用这一层自己的，β = 0（RMSNorm 没有 β）；"
+        "ε = {eps}；float64。",
+    ),
     "layer_title": ("LayerNorm: by row, over {d} numbers", "LayerNorm：按行，每行 {d} 个数"),
     "batch_title": ("BatchNorm: by column, over {t} tokens", "BatchNorm：按列，每列 {t} 个词元"),
     "batch_title_one": ("BatchNorm: by column, over 1 token", "BatchNorm：按列，每列只有 1 个词元"),
@@ -159,6 +171,7 @@ class BothNorms:
     batch: np.ndarray  # batch_norm(x): column j from x[:, j], every token
     beta: np.ndarray
     eps: float
+    rms: bool = False  # the model's norm is an RMSNorm: γ is its own, β = 0 (it has none)
 
 
 def norm_steps(gpt: GPT) -> list[Step]:
@@ -170,11 +183,12 @@ def both_norms(gpt: GPT, trace: Trace, step: Step) -> BothNorms:
     prefix = ln_prefix(step)
     x = trace[step.in_hook].astype(np.float64)
     gamma = gpt.params[prefix + ".g"].astype(np.float64)
-    beta = gpt.params[prefix + ".b"].astype(np.float64)
+    rms = gpt.config.norm_kind == "rms"  # an RMSNorm has no β: both norms here add none
+    beta = np.zeros_like(gamma) if rms else gpt.params[prefix + ".b"].astype(np.float64)
     eps = gpt.config.ln_eps
     with np.errstate(all="ignore"):  # one token and ε = 0: 0 / 0 shows as nan, and the words say why
         layer, batch = layer_norm(x, gamma, beta, eps), batch_norm(x, gamma, beta, eps)
-    return BothNorms(tuple(trace.tokens), tuple(trace.pieces), x, layer, batch, beta, eps)
+    return BothNorms(tuple(trace.tokens), tuple(trace.pieces), x, layer, batch, beta, eps, rms)
 
 
 @dataclass(frozen=True)
@@ -311,9 +325,8 @@ def row_labels(pieces: tuple[str, ...], deltas: np.ndarray | None) -> list[str]:
 def describe(after: BothNorms, change: RowChange | None, step_words: str, hook: str, lang: str) -> Described:
     """Every sentence and label the screen shows about `after` and the edit that led to it."""
     t, d = after.x.shape
-    source = pick(
-        WORDS, "source_one" if t == 1 else "source", lang, step=step_words, hook=hook, t=t, d=d, eps=f"{after.eps:g}"
-    )
+    key = ("source_one" if t == 1 else "source") + ("_rms" if after.rms else "")
+    source = pick(WORDS, key, lang, step=step_words, hook=hook, t=t, d=d, eps=f"{after.eps:g}")
     layer_title = pick(WORDS, "layer_title", lang, d=d)
     batch_title = pick(WORDS, "batch_title_one", lang) if t == 1 else pick(WORDS, "batch_title", lang, t=t)
     lines: list[str] = []
@@ -505,7 +518,8 @@ class NormAxesView(Vertical):
         change = None
         if self.before is not None:
             change = compare(both_norms(self.gpt, self.before, step), after)
-        described = describe(after, change, step_label(step, self.lang), step.in_hook, self.lang)
+        label = step_label(step, self.lang, self.gpt.config.norm_kind)
+        described = describe(after, change, label, step.in_hook, self.lang)
         self.described = described
         pos = self.picked_position()
         source = Text(described.source, style="dim")
