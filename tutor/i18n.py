@@ -460,6 +460,16 @@ BACKWARD_FORMULAS: dict[str, str] = {  # what a step does to the gradient, going
 }
 
 
+FORMS: dict[str, str] = {  # a step's other forms (`Step.form`), by "kind.form"
+    "mlp.gated": "out = (silu(x W_gate) ⊙ x W_in) W_out,   silu(u) = u · σ(u)",
+    "unembed.untied": "logits = x · W_U      (W_U its own matrix, not W_Eᵀ)",
+}
+BACKWARD_FORMS: dict[str, str] = {
+    "attention.grouped": "∂L/∂x = ∂L/∂out · ∂attn/∂x   (a shared key/value head sums its query heads' ∂L/∂k, ∂L/∂v)",
+    "mlp.gated": "∂L/∂x = ∂L/∂pre · W_gateᵀ + ∂L/∂pre_linear · W_inᵀ,  ∂L/∂pre = silu′(pre)·∂L/∂post·pre_linear",
+}
+
+
 def say(words: Words, lang: str, **values: object) -> str:
     """`words` in the learner's language (`zh`: the Chinese, anything else the English), filled in."""
     en, zh = words
