@@ -41,6 +41,11 @@ async def test_a_qwen2_folder_in_the_app(store, tmp_path: Path) -> None:
         await pilot.press("f4", "f4", "f4")  # head 3
         await settle(pilot)
         assert "query heads 2–3 share key/value head 1" in " ".join(screen_text(app, "#attention").split())
+        app.main.goto_step_name("embed")
+        tabs.active = "vectors"
+        app.main.refresh_panels()
+        await settle(pilot)
+        assert "(q_i, q_{i+d/2})" in " ".join(screen_text(app, "#vectors").split())  # RoPE's pairs, Llama's way
         for backward, name in ((False, "blocks.0.mlp"), (True, "blocks.1.attn")):
             if backward:
                 await pilot.press("ctrl+r")

@@ -40,6 +40,12 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
         "RoPE 不加向量：它把每一对 (q₂ᵢ, q₂ᵢ₊₁)、(k₂ᵢ, k₂ᵢ₊₁) 旋转 θ = pos / base^(2i/d_head)。"
         "每对维度的角度 θ（弧度，对 2π 取模）：",
     ),
+    "rope_half_note": (  # a Llama-family model turns the half-split pairs (`rope_style` "half")
+        "RoPE adds no vector: it turns each pair (q_i, q_{i+d/2}) and (k_i, k_{i+d/2}) — Hugging Face's pairing, the "
+        "first half of a head with its second — by θ = pos / base^(2i/d_head). Angles θ (radians, mod 2π) per pair:",
+        "RoPE 不加向量：它按 Hugging Face 的配对方式（头的前一半与后一半）把每一对 (q_i, q_{i+d/2})、(k_i, k_{i+d/2}) "
+        "旋转 θ = pos / base^(2i/d_head)。每对维度的角度 θ（弧度，对 2π 取模）：",
+    ),
     "no_position": (
         "This model adds no position information: the token vector is all there is.",
         "这个模型不加入任何位置信息：只有词元向量本身。",
