@@ -46,6 +46,12 @@ async def test_a_qwen2_folder_in_the_app(store, tmp_path: Path) -> None:
         app.main.refresh_panels()
         await settle(pilot)
         assert "(q_i, q_{i+d/2})" in " ".join(screen_text(app, "#vectors").split())  # RoPE's pairs, Llama's way
+        app.main.goto_step_name("blocks.0.mlp")
+        app.main.refresh_panels()
+        await settle(pilot)
+        vectors = " ".join(screen_text(app, "#vectors").split())
+        assert "gate x W_gate, before silu (mlp.hook_pre)" in vectors and "GELU" not in vectors
+        assert "up projection x W_in (mlp.hook_pre_linear)" in vectors
         for backward, name in ((False, "blocks.0.mlp"), (True, "blocks.1.attn")):
             if backward:
                 await pilot.press("ctrl+r")

@@ -421,6 +421,9 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
     "sv_mlp_pre": ("hidden units before GELU ({hook})", "GELU 之前的隐藏单元（{hook}）"),
     "sv_mlp_post": ("after GELU ({hook})", "经过 GELU 之后（{hook}）"),
     "sv_mlp_out": ("output, back to d_model ({hook})", "输出，回到 d_model 维（{hook}）"),
+    "sv_gate": ("gate x W_gate, before silu ({hook})", "门 x W_gate，silu 之前（{hook}）"),
+    "sv_up": ("up projection x W_in ({hook})", "上投影 x W_in（{hook}）"),
+    "sv_gated": ("silu(gate) ⊙ up: what W_out reads ({hook})", "silu(门) ⊙ 上投影：W_out 读的就是它（{hook}）"),
     "sv_mlp_active": ("most active units of {token}: {dims}", "{token} 最活跃的隐藏单元：{dims}"),
     "sv_final": ("final x ({hook})", "最后的向量 x（{hook}）"),
     "sv_wu": (
