@@ -52,6 +52,9 @@ async def test_a_qwen2_folder_in_the_app(store, tmp_path: Path) -> None:
         vectors = " ".join(screen_text(app, "#vectors").split())
         assert "gate x W_gate, before silu (mlp.hook_pre)" in vectors and "GELU" not in vectors
         assert "up projection x W_in (mlp.hook_pre_linear)" in vectors
+        from tutor.panels.logit_lens_panel import formula_of
+
+        assert formula_of(gpt) == "softmax(RMSNorm_final(x)·W_U)"  # the lens reads out through the model's own end
         for backward, name in ((False, "blocks.0.mlp"), (True, "blocks.1.attn")):
             if backward:
                 await pilot.press("ctrl+r")
