@@ -52,6 +52,12 @@ async def test_a_qwen2_folder_in_the_app(store, tmp_path: Path) -> None:
         vectors = " ".join(screen_text(app, "#vectors").split())
         assert "gate x W_gate, before silu (mlp.hook_pre)" in vectors and "GELU" not in vectors
         assert "up projection x W_in (mlp.hook_pre_linear)" in vectors
+        app.main.goto_step_name("blocks.1.ln1")
+        tabs.active = "layernorm"
+        app.main.refresh_panels()
+        await settle(pilot)
+        norm = " ".join(screen_text(app, "#layernorm").split())
+        assert "x̂ = x / rms (ln1.hook_xhat)" in norm and "μ)/√(σ²+ε) (ln1" not in norm  # every x̂ row RMSNorm's
         from tutor.panels.logit_lens_panel import formula_of
 
         assert formula_of(gpt) == "softmax(RMSNorm_final(x)·W_U)"  # the lens reads out through the model's own end

@@ -110,10 +110,11 @@ def layernorm_rows(view: View, step: Step) -> list[GridRow]:
     trace, lang, prefix = view.trace, view.lang, ln_prefix(step)
     rows = norm_token_rows(trace, view.gpt, step, view.token, lang)
     xhat_hook = prefix + ".hook_xhat"
-    rows += token_rows(trace, t("sv_ln_xhat", lang, hook=short_hook(xhat_hook)), trace[xhat_hook], view.token)
-    return rows + token_rows(
-        trace, t("sv_ln_y", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], view.token
+    xhat_words, y_words = (
+        ("sv_rms_xhat", "sv_rms_y") if view.gpt.config.norm_kind == "rms" else ("sv_ln_xhat", "sv_ln_y")
     )
+    rows += token_rows(trace, t(xhat_words, lang, hook=short_hook(xhat_hook)), trace[xhat_hook], view.token)
+    return rows + token_rows(trace, t(y_words, lang, hook=short_hook(step.out_hook)), trace[step.out_hook], view.token)
 
 
 class LayerNormPane(Vertical):
