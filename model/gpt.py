@@ -39,14 +39,16 @@ class NoTargetError(ValueError):
 
 @dataclass
 class KVCache:
-    """Keys (after RoPE's turn) and values of the positions already seen, per block, `[pos, head, d_head]` each."""
+    """Keys (after RoPE's turn) and values of the positions already seen, per block, `[pos, head, d_head]` each;
+    with grouped-query attention, its n_kv_heads key/value heads (the query heads share them)."""
 
     kv: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     length: int = 0
 
 
 class GPT:
-    """A decoder-only transformer with tied embeddings, wired by its `GPTConfig`.
+    """A decoder-only transformer, wired by its `GPTConfig`: GPT-2's wiring and the lessons' variants, or the
+    Llama family's (RMSNorm, grouped-query attention, the gated MLP, RoPE's half-split pairs, an untied W_U).
 
     `run(prompt)` returns a `Trace` of the whole forward pass (with `grads=True`, of the backward
     pass too); `forward` is the bare pass, over one sequence `[pos]` or a batch `[batch, pos]`.

@@ -17,7 +17,10 @@ from model.positions import rope_half
 
 def silu(x: np.ndarray) -> np.ndarray:
     """SiLU (swish): silu(x) = x · σ(x) = x / (1 + e^(−x))."""
-    return x / (1.0 + np.exp(-x))
+    e = np.negative(x)
+    np.exp(e, out=e)  # in place: this runs on the widest activations of the pass
+    e += 1.0
+    return np.divide(x, e, out=e)
 
 
 def gated_mlp(
@@ -34,7 +37,8 @@ def gated_mlp(
     hook("hook_pre", pre)
     pre_linear = x @ w_in
     hook("hook_pre_linear", pre_linear)
-    post = silu(pre) * pre_linear
+    post = silu(pre)
+    post *= pre_linear
     hook("hook_post", post)
     return post @ w_out
 

@@ -57,12 +57,15 @@ def rope_half(x: np.ndarray, pe: np.ndarray) -> np.ndarray:
     The same angles θᵢ = pos / base^(2i/d) as `rope`, from the same table `pe` (sin θ in its even columns, cos θ
     in its odd ones), on another pairing of the dimensions. `x` is `[pos, head, d_head]`.
     """
-    sin, cos = pe[:, None, 0::2], pe[:, None, 1::2]  # [pos, 1, d_head/2]
+    sin, cos = np.ascontiguousarray(pe[:, None, 0::2]), np.ascontiguousarray(pe[:, None, 1::2])  # [pos, 1, d/2]
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
     out = np.empty_like(x)
-    out[..., :half] = x1 * cos - x2 * sin
-    out[..., half:] = x2 * cos + x1 * sin
+    first, second = out[..., :half], out[..., half:]  # written in place: two arrays fewer per call
+    np.multiply(x1, cos, out=first)
+    first -= x2 * sin
+    np.multiply(x2, cos, out=second)
+    second += x1 * sin
     return out
 
 

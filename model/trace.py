@@ -25,6 +25,8 @@ class Step:
 
     `in_hook` is the stream the step reads, `out_hook` what it writes; for a residual add
     (and the position add of the embedding) `added_hook` is the vector added to the stream.
+    `form` says which of its kind's forms the model has, where it has more than one: "grouped" attention
+    (query heads share key/value heads), a "gated" MLP, an "untied" unembedding (W_U of its own); "" otherwise.
     Its name in words, in either language, is tutor/'s (`tutor.step_words.step_label`).
     """
 
@@ -35,6 +37,7 @@ class Step:
     in_hook: str
     out_hook: str
     added_hook: str | None = None
+    form: str = ""
 
 
 def build_steps(config: GPTConfig) -> tuple[Step, ...]:
@@ -44,10 +47,15 @@ def build_steps(config: GPTConfig) -> tuple[Step, ...]:
     Post-norm block: attention, residual add, ln1, MLP, residual add, ln2.
     No residual: the adds disappear and each sublayer's output is the new stream.
     """
-    specs: list[tuple[str, str, int | None, str, str, str | None]] = []
+    specs: list[tuple[str, str, int | None, str, str, str | None, str]] = []
+    forms = {
+        "attention": "grouped" if config.group > 1 else "",
+        "mlp": "gated" if config.mlp_kind == "gated" else "",
+        "unembed": "" if config.tied else "untied",
+    }
 
     def add(name: str, kind: str, block: int | None, src: str, dst: str, added: str | None = None) -> None:
-        specs.append((name, kind, block, src, dst, added))
+        specs.append((name, kind, block, src, dst, added, forms.get(kind, "")))
 
     if config.positional in ("sinusoidal", "learned"):
         add("embed", "embed", None, "hook_embed", "blocks.0.hook_resid_pre", "hook_pos_embed")

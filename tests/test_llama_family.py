@@ -132,6 +132,15 @@ def test_edits_and_gradients_run_on_it(qwen2: model.GPT) -> None:
     run = qwen2.run([5, 19, 31, 2], grads=True, edits=edits)
     assert np.all(run["blocks.1.attn.hook_z"][:, 3] == 0)
     assert not np.allclose(run.logits, qwen2.run([5, 19, 31, 2]).logits)
+    # the patching grid runs a batch through the shared key/value heads: each cell is its own edited run
+    from model.patching import head_grid, logit_difference
+
+    corrupted = qwen2.run([5, 19, 31, 2])
+    grid = head_grid(qwen2, clean, corrupted, 40, 41)
+    patched = qwen2.run([5, 19, 31, 2], edits=[Patch("blocks.0.attn.hook_z", clean, positions=(3,), head=1)])
+    d_clean, d_corrupted = (float(logit_difference(t.logits, 40, 41)) for t in (clean, corrupted))
+    restored = (float(logit_difference(patched.logits, 40, 41)) - d_corrupted) / (d_clean - d_corrupted)
+    assert grid[0, 1, 3] == pytest.approx(restored, abs=1e-4) and abs(restored) > 1e-3
 
 
 def test_an_f16_folder_costs_float32_in_memory_and_says_so_when_it_does_not_fit(

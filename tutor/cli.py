@@ -29,9 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tutor {__version__}")
     parser.add_argument(
         "--model",
-        help="shipped model name, path to a .safetensors file or a Hugging Face GPT-2 folder, or a GPT-2 name in the "
-        "local Hugging Face cache such as gpt2 (default: the app resumes the last model you used, else tiny; "
-        "trace's default is tiny)",
+        help="shipped model name, path to a .safetensors file or a Hugging Face folder (GPT-2, or Llama, Qwen2 or "
+        "Mistral), or a GPT-2 name in the local Hugging Face cache such as gpt2 (default: the app resumes the last "
+        "model you used, else tiny; trace's default is tiny)",
     )
     parser.add_argument("--lang", choices=LANGUAGES, help="language of lessons and labels (default: from the locale)")
     parser.add_argument(

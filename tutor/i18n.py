@@ -40,6 +40,12 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
         "RoPE 不加向量：它把每一对 (q₂ᵢ, q₂ᵢ₊₁)、(k₂ᵢ, k₂ᵢ₊₁) 旋转 θ = pos / base^(2i/d_head)。"
         "每对维度的角度 θ（弧度，对 2π 取模）：",
     ),
+    "rope_half_note": (  # a Llama-family model turns the half-split pairs (`rope_style` "half")
+        "RoPE adds no vector: it turns each pair (q_i, q_{i+d/2}) and (k_i, k_{i+d/2}) — Hugging Face's pairing, the "
+        "first half of a head with its second — by θ = pos / base^(2i/d_head). Angles θ (radians, mod 2π) per pair:",
+        "RoPE 不加向量：它按 Hugging Face 的配对方式（头的前一半与后一半）把每一对 (q_i, q_{i+d/2})、(k_i, k_{i+d/2}) "
+        "旋转 θ = pos / base^(2i/d_head)。每对维度的角度 θ（弧度，对 2π 取模）：",
+    ),
     "no_position": (
         "This model adds no position information: the token vector is all there is.",
         "这个模型不加入任何位置信息：只有词元向量本身。",
@@ -415,6 +421,9 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
     "sv_mlp_pre": ("hidden units before GELU ({hook})", "GELU 之前的隐藏单元（{hook}）"),
     "sv_mlp_post": ("after GELU ({hook})", "经过 GELU 之后（{hook}）"),
     "sv_mlp_out": ("output, back to d_model ({hook})", "输出，回到 d_model 维（{hook}）"),
+    "sv_gate": ("gate x W_gate, before silu ({hook})", "门 x W_gate，silu 之前（{hook}）"),
+    "sv_up": ("up projection x W_in ({hook})", "上投影 x W_in（{hook}）"),
+    "sv_gated": ("silu(gate) ⊙ up: what W_out reads ({hook})", "silu(门) ⊙ 上投影：W_out 读的就是它（{hook}）"),
     "sv_mlp_active": ("most active units of {token}: {dims}", "{token} 最活跃的隐藏单元：{dims}"),
     "sv_final": ("final x ({hook})", "最后的向量 x（{hook}）"),
     "sv_wu": (
@@ -457,6 +466,16 @@ BACKWARD_FORMULAS: dict[str, str] = {  # what a step does to the gradient, going
     "residual": "y = x + F(x)  ⇒  ∂L/∂x = ∂L/∂y + ∂L/∂y · ∂F/∂x",
     "mlp": "∂L/∂h = ∂L/∂out · W_outᵀ,  ∂L/∂pre = ∂L/∂h · gelu′(pre),  ∂L/∂x = ∂L/∂pre · W_inᵀ",
     "unembed": "∂L/∂logits = (softmax(logits) − one-hot(next token)) / (n − 1)",
+}
+
+
+FORMS: dict[str, str] = {  # a step's other forms (`Step.form`), by "kind.form"
+    "mlp.gated": "out = (silu(x W_gate) ⊙ x W_in) W_out,   silu(u) = u · σ(u)",
+    "unembed.untied": "logits = x · W_U      (W_U its own matrix, not W_Eᵀ)",
+}
+BACKWARD_FORMS: dict[str, str] = {
+    "attention.grouped": "∂L/∂x = ∂L/∂out · ∂attn/∂x   (a shared key/value head sums its query heads' ∂L/∂k, ∂L/∂v)",
+    "mlp.gated": "∂L/∂x = ∂L/∂pre · W_gateᵀ + ∂L/∂pre_linear · W_inᵀ,  ∂L/∂pre = silu′(pre)·∂L/∂post·pre_linear",
 }
 
 

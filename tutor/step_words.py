@@ -7,8 +7,17 @@ the model's `norm_kind`: an RMSNorm model's norms are "RMSNorm 1", "Final RMSNor
 
 from __future__ import annotations
 
-from model import Step
-from tutor.i18n import pick
+from model import GPTConfig, Step
+from tutor.i18n import (
+    BACKWARD_FORMS,
+    BACKWARD_FORMULAS,
+    EMBED_FORMULAS,
+    FORMS,
+    FORMULAS,
+    RMS_BACKWARD_FORMULA,
+    RMS_FORMULA,
+    pick,
+)
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "embed": ("Token embedding", "词元嵌入"),
@@ -25,13 +34,21 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "ln2_rms": ("RMSNorm 2", "RMSNorm 2"),
     "ln_final_rms": ("Final RMSNorm", "最后的 RMSNorm"),
     "unembed": ("Unembed → logits", "反嵌入 → logits"),
+    # the Llama family's forms of a step (`Step.form`)
+    "attn_grouped": ("Grouped-query attention", "分组查询注意力"),
+    "mlp_gated": ("Gated MLP", "门控 MLP"),
+    "unembed_untied": ("Unembed (own W_U) → logits", "反嵌入（独立的 W_U）→ logits"),
+    "kv_shared": (
+        "query heads {a}–{b} share key/value head {g}",
+        "查询头 {a}–{b} 共用第 {g} 个键/值头",
+    ),
 }
 
 
 def step_label(step: Step, lang: str = "en", norm_kind: str = "layer") -> str:
     """The step's name as the stepper shows it: "Block 1 · residual add", "Token + position embedding";
     a norm of a model whose `norm_kind` is "rms", "Block 0 · RMSNorm 1"."""
-    part = step.name.rsplit(".", 1)[-1]
+    part = step.name.rsplit(".", 1)[-1] + (f"_{step.form}" if step.form else "")  # "Gated MLP"
     if step.kind == "norm" and norm_kind == "rms":
         part += "_rms"
     if step.kind == "embed":
@@ -40,3 +57,33 @@ def step_label(step: Step, lang: str = "en", norm_kind: str = "layer") -> str:
     if step.block is None:
         return what
     return pick(WORDS, "in_block", lang, block=step.block, what=what)
+
+
+def kv_sharing(config: GPTConfig, head: int, lang: str = "en") -> str:
+    """Which key/value head query head `head` reads, and which query heads share it: "query heads 2–3 share
+    key/value head 1" (grouped-query attention: head h reads key/value head h // group); "" when every query
+    head has its own."""
+    if config.group == 1:
+        return ""
+    g = head // config.group
+    return pick(WORDS, "kv_shared", lang, a=g * config.group, b=(g + 1) * config.group - 1, g=g)
+
+
+def step_formula(step: Step, config: GPTConfig, backward: bool = False) -> str:
+    """The formula the step runs (with `backward`, what it does to the gradient), for this model's form of it:
+    LayerNorm's or RMSNorm's, attention with or without shared key/value heads and b_O, GELU's MLP or the gated
+    one, the tied unembedding or W_U."""
+    if backward:
+        if step.kind == "norm" and config.norm_kind == "rms":
+            return RMS_BACKWARD_FORMULA
+        return BACKWARD_FORMS.get(f"{step.kind}.{step.form}", BACKWARD_FORMULAS[step.kind])
+    if step.kind == "embed":
+        return EMBED_FORMULAS[config.positional]
+    if step.kind == "norm" and config.norm_kind == "rms":
+        return RMS_FORMULA
+    if step.kind == "attention":
+        out = ",  out = z W_O" + (" + b_O" if config.biases == "all" else "")
+        if config.group > 1:  # query head h reads key/value head g = h // group
+            return f"zₕ = softmax(qₕ·k_gᵀ / √d_head) · v_g,  g = h // {config.group}" + out
+        return "z = softmax(q·kᵀ / √d_head) · v" + out
+    return FORMS.get(f"{step.kind}.{step.form}", FORMULAS[step.kind])

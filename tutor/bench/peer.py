@@ -150,5 +150,8 @@ def folders(llama: bool = False) -> tuple[tempfile.TemporaryDirectory[str], dict
 
 
 if __name__ == "__main__":
+    from tutor.process_tuning import keep_freed_memory
+
+    keep_freed_memory()  # as `tutor` runs the pass: each trace reuses the last one's memory
     folder, threads, repeats = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     print(json.dumps(measure(folder, threads, repeats)))

@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         default=argparse.SUPPRESS,
-        help="shipped model name, .safetensors file, Hugging Face GPT-2 folder or cached name (gpt2); "
+        help="shipped model name, .safetensors file, Hugging Face folder (GPT-2, Llama, Qwen2, Mistral) or cached "
+        "name (gpt2); "
         "default: tiny, not the app's last model, so that one command prints the same numbers every time",
     )
     parser.add_argument("--lang", choices=LANGUAGES, default=argparse.SUPPRESS, help="language of the labels and notes")

@@ -25,6 +25,7 @@ from model import AblateHead, Trace, causal_mask
 from tutor.i18n import t
 from tutor.number_style import SHADES, probability_style, sequential_style, shade_glyph, visible_piece
 from tutor.sentences import attention_most
+from tutor.step_words import kv_sharing
 from tutor.view import View
 from tutor.widgets.heatmap import CELL, GridRow, HeatmapGrid
 from tutor.widgets.mini_maps import MiniMap, MiniMaps
@@ -122,6 +123,7 @@ class AttentionPanel(Vertical):
         self.say(
             "#attn-title",
             t("attn_title", lang, block=view.block, head=head, heads=cfg.n_heads)
+            + (" · " + kv_sharing(cfg, head, lang) if cfg.group > 1 else "")  # grouped-query: whose k and v it reads
             + (t("attn_masked", lang) if cfg.causal else "  " + t("no_mask", lang))
             + (t("attn_silenced", lang) if head in silenced else ""),
         )

@@ -8,9 +8,9 @@ from rich.text import Text
 
 from model import Step
 from tutor.edits import edits_at, fitting
-from tutor.i18n import BACKWARD_FORMULAS, EMBED_FORMULAS, FORMULAS, RMS_BACKWARD_FORMULA, RMS_FORMULA, t
+from tutor.i18n import t
 from tutor.number_style import grad_text
-from tutor.step_words import step_label
+from tutor.step_words import step_formula, step_label
 from tutor.view import View
 from tutor.widgets.live_static import LiveStatic
 
@@ -56,9 +56,7 @@ class StepInfo(LiveStatic):
         if view.backward:
             self.show_backward(view)
             return
-        formula = EMBED_FORMULAS[view.gpt.config.positional] if step.kind == "embed" else FORMULAS[step.kind]
-        rms = step.kind == "norm" and view.gpt.config.norm_kind == "rms"
-        formula = RMS_FORMULA if rms else formula
+        formula = step_formula(step, view.gpt.config)
         here = edits_at(step, fitting(view.edited))  # what if: this step is not what the formula says
         text = Text.assemble(
             # counted from 1, as lessons and heads are
@@ -87,13 +85,12 @@ class StepInfo(LiveStatic):
         """The step going back: what it does to the gradient, what it gets and hands on, and at the cursor
         the gradient's size before and after it, with the loss it all comes from."""
         step, lang, trace = view.step, view.lang, view.trace
-        rms = step.kind == "norm" and view.gpt.config.norm_kind == "rms"
         text = Text.assemble(
             (t("step_of", lang, i=step.index + 1, n=len(trace.steps)) + " · ", "dim"),
             (t("backward", lang) + " · ", "bold magenta"),
             (step_label(step, lang, view.gpt.config.norm_kind), "bold"),
             "\n",
-            (RMS_BACKWARD_FORMULA if rms else BACKWARD_FORMULAS[step.kind], "italic"),
+            (step_formula(step, view.gpt.config, backward=True), "italic"),
             no_wrap=True,
             overflow="ellipsis",
         )

@@ -168,10 +168,17 @@ def mlp_hooks(step: Step) -> tuple[str, str]:
 
 def mlp_rows(trace: Trace, step: Step, token: int, lang: str) -> list[GridRow]:
     """The MLP: the hidden units before GELU (hook_pre) and after (hook_post) first (what only this step
-    shows, in view on a small screen), then its input and its output."""
+    shows, in view on a small screen), then its input and its output. A gated MLP's are its gate x W_gate
+    (hook_pre), its up projection x W_in (hook_pre_linear) and their product silu(gate) ⊙ up (hook_post)."""
     pre, post = mlp_hooks(step)
-    rows = token_rows(trace, t("sv_mlp_pre", lang, hook=short_hook(pre)), trace[pre], token)
-    rows += token_rows(trace, t("sv_mlp_post", lang, hook=short_hook(post)), trace[post], token)
+    if step.form == "gated":
+        up = pre.replace("hook_pre", "hook_pre_linear")
+        rows = token_rows(trace, t("sv_gate", lang, hook=short_hook(pre)), trace[pre], token)
+        rows += token_rows(trace, t("sv_up", lang, hook=short_hook(up)), trace[up], token)
+        rows += token_rows(trace, t("sv_gated", lang, hook=short_hook(post)), trace[post], token)
+    else:
+        rows = token_rows(trace, t("sv_mlp_pre", lang, hook=short_hook(pre)), trace[pre], token)
+        rows += token_rows(trace, t("sv_mlp_post", lang, hook=short_hook(post)), trace[post], token)
     rows += token_rows(trace, t("sv_mlp_in", lang, hook=short_hook(step.in_hook)), trace[step.in_hook], token)
     return rows + token_rows(trace, t("sv_mlp_out", lang, hook=short_hook(step.out_hook)), trace[step.out_hook], token)
 
@@ -179,7 +186,8 @@ def mlp_rows(trace: Trace, step: Step, token: int, lang: str) -> list[GridRow]:
 def mlp_note(trace: Trace, step: Step, token: int, lang: str) -> str:
     _, post = mlp_hooks(step)
     label = token_label(token, trace.pieces[token])
-    return t("sv_mlp_active", lang, token=label, dims=top_dims_text(trace[post][token], lang, of="‖gelu‖"))
+    of = "‖silu(gate) ⊙ up‖" if step.form == "gated" else "‖gelu‖"
+    return t("sv_mlp_active", lang, token=label, dims=top_dims_text(trace[post][token], lang, of=of))
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ class VectorsPanel(Vertical):
             columns = [str(i) for i in range(cfg.d_model)]
         elif rope:
             note.update(f"d_model = {cfg.d_model}" + self.largest(view, "hook_embed"), layout=False)
-            angle_note.update(t("rope_note", lang))
+            angle_note.update(t("rope_half_note" if cfg.rope_style == "half" else "rope_note", lang))
             pe = sinusoidal_positions(view.n_tokens, cfg.d_head, cfg.pos_base).astype(np.float64)
             angles = np.arctan2(pe[:, 0::2], pe[:, 1::2]) % (2 * math.pi)  # θ from (sin θ, cos θ)
             angle_rows = [

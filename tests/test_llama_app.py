@@ -1,0 +1,73 @@
+"""A Llama-family folder (a random Qwen2-shaped one) in the app at 120×40 with a Chinese prompt: the steps say
+grouped-query attention and the gated MLP, the Attention tab says which key/value head each query head reads, the
+tokens strip shows the bytes of a split character, never "�", and every tab draws at the attention, MLP and
+unembedding steps, forwards and backwards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import make_app, screen_text, settle
+
+import model
+from tutor.catalogue import PANEL_LIST
+
+pytest.importorskip("tokenizers")
+pytest.importorskip("safetensors")
+from test_llama_family import write_llama
+
+
+async def test_a_qwen2_folder_in_the_app(store, tmp_path: Path) -> None:
+    write_llama(tmp_path / "qwen2")
+    gpt = model.load(tmp_path / "qwen2")
+    app = make_app(store, gpt=gpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+u", *"猫追狗小猫")
+        await settle(pilot)
+        pieces = app.main.place.trace.pieces
+        assert any(piece.startswith("<0x") for piece in pieces)  # 小's bytes are not one token in this vocabulary
+        strip = screen_text(app, "#tokens")
+        assert "<0x" in strip and "\ufffd" not in strip
+        app.main.goto_step_name("blocks.1.attn")
+        tabs = app.screen.query_one("#panels")
+        tabs.active = "attention"
+        app.main.refresh_panels()
+        await settle(pilot)
+        text = " ".join(screen_text(app).split())
+        assert "Block 1 · Grouped-query attention" in text and "out = z W_O" in text and "+ b_O" not in text
+        assert "query heads 0–1 share key/value head 0" in " ".join(screen_text(app, "#attention").split())
+        await pilot.press("f4", "f4", "f4")  # head 3
+        await settle(pilot)
+        assert "query heads 2–3 share key/value head 1" in " ".join(screen_text(app, "#attention").split())
+        app.main.goto_step_name("embed")
+        tabs.active = "vectors"
+        app.main.refresh_panels()
+        await settle(pilot)
+        assert "(q_i, q_{i+d/2})" in " ".join(screen_text(app, "#vectors").split())  # RoPE's pairs, Llama's way
+        app.main.goto_step_name("blocks.0.mlp")
+        app.main.refresh_panels()
+        await settle(pilot)
+        vectors = " ".join(screen_text(app, "#vectors").split())
+        assert "gate x W_gate, before silu (mlp.hook_pre)" in vectors and "GELU" not in vectors
+        assert "up projection x W_in (mlp.hook_pre_linear)" in vectors
+        app.main.goto_step_name("blocks.1.ln1")
+        tabs.active = "layernorm"
+        app.main.refresh_panels()
+        await settle(pilot)
+        norm = " ".join(screen_text(app, "#layernorm").split())
+        assert "x̂ = x / rms (ln1.hook_xhat)" in norm and "μ)/√(σ²+ε) (ln1" not in norm  # every x̂ row RMSNorm's
+        from tutor.panels.logit_lens_panel import formula_of
+
+        assert formula_of(gpt) == "softmax(RMSNorm_final(x)·W_U)"  # the lens reads out through the model's own end
+        for backward, name in ((False, "blocks.0.mlp"), (True, "blocks.1.attn")):
+            if backward:
+                await pilot.press("ctrl+r")
+                await settle(pilot)
+            app.main.goto_step_name(name)
+            for panel in (p.name for p in PANEL_LIST if p.tab):
+                tabs.active = panel
+                app.main.refresh_panels()
+                await pilot.pause()
+                assert "\ufffd" not in screen_text(app, "#tokens")
