@@ -63,6 +63,7 @@ __all__ = [
     "causal_mask",
     "embed",
     "gelu",
+    "hf_family",
     "init_params",
     "layer_norm",
     "load",
@@ -133,18 +134,28 @@ def _load_tutor_checkpoint(path: Path, name: str) -> GPT:
 
 def _load_hf(folder: Path, name: str) -> GPT:
     """A Hugging Face folder: GPT-2, or the Llama family (Llama, Qwen2, Mistral) by config.json's `architectures`."""
-    from model.hf_gpt2 import load_hf_gpt2, read_config
-    from model.hf_llama import ARCHITECTURES, is_llama_config, load_hf_llama
+    from model.hf_gpt2 import load_hf_gpt2
+    from model.hf_llama import load_hf_llama
 
-    raw = read_config(folder / "config.json")
-    if is_llama_config(raw):
-        config, params, tokenizer = load_hf_llama(folder)
-    elif raw.get("model_type") == "gpt2" or "GPT2LMHeadModel" in (raw.get("architectures") or []):
-        config, params, tokenizer = load_hf_gpt2(folder)
-    else:
-        found = raw.get("architectures") or raw.get("model_type")
-        supported = ", ".join(("GPT2LMHeadModel", *ARCHITECTURES))
-        raise WeightsError(
-            f"{folder / 'config.json'}: architecture {found!r} is not supported (supported: {supported})"
-        )
+    load = load_hf_llama if hf_family(folder) == "llama" else load_hf_gpt2
+    config, params, tokenizer = load(folder)
     return GPT(config, params, tokenizer, name=name, trained=True)
+
+
+def hf_family(folder: Path) -> str:
+    """"llama" or "gpt2", as a folder's config.json names its architecture (its config checked, no weight read);
+    `WeightsError` with one line naming the supported architectures for any other."""
+    from model.hf_gpt2 import gpt2_config, read_config
+    from model.hf_llama import ARCHITECTURES, is_llama_config, llama_config
+
+    path = folder / "config.json"
+    raw = read_config(path)
+    if is_llama_config(raw):
+        llama_config(path, raw)
+        return "llama"
+    if raw.get("model_type") == "gpt2" or "GPT2LMHeadModel" in (raw.get("architectures") or []):
+        gpt2_config(path, raw)
+        return "gpt2"
+    found = raw.get("architectures") or raw.get("model_type")
+    supported = ", ".join(("GPT2LMHeadModel", *ARCHITECTURES))
+    raise WeightsError(f"{path}: architecture {found!r} is not supported (supported: {supported})")

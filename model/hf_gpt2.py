@@ -30,7 +30,7 @@ from model.bpe import BPETokenizer
 from model.config import ConfigError, GPTConfig
 from model.params import Params, parameter_shapes
 from model.tokenizer import TokenizerError
-from model.weights import WeightsError, check_depth, check_params, read_safetensors
+from model.weights import WeightsError, check_depth, check_params, read_safetensors, safetensors_dtypes
 
 # activations that are GPT-2's tanh GELU (`gelu_new` is GPT-2's own name for it)
 TANH_GELU = {"gelu_new", "gelu_pytorch_tanh", "gelu_fast"}
@@ -275,3 +275,66 @@ def load_bpe_tokenizer(folder: Path, vocab_size: int, eos: object = None) -> BPE
         return BPETokenizer(inner, vocab_size, eos if isinstance(eos, int) and 0 <= eos < vocab_size else None)
     except TokenizerError as error:
         raise WeightsError(f"{path}: {error}") from None
+
+
+HALF_DTYPES = ("BF16", "F16")
+MAX_SIDE_FILE = 64 << 20  # a tokenizer, a config: anything larger beside the weights is not copied
+
+
+def half_weight_files(folder: Path) -> list[Path]:
+    """The folder's safetensors files (as `weight_files` finds them) that hold bf16 or f16 tensors."""
+    return [path for path in weight_files(folder) if safetensors_dtypes(path) & set(HALF_DTYPES)]
+
+
+def write_float32_folder(folder: Path, out: Path) -> int:
+    """A copy of a Hugging Face folder at `out` with every bf16/f16 tensor widened to float32, shard by shard,
+    and the rest (config, tokenizer, index) copied, the config's dtype set to float32; the bytes of weights written.
+
+    Why: a float32 file is memory-mapped, so every tutor on a machine reads one copy from the page cache, while
+    bf16/f16 weights are widened into each tutor's own float32 copy at load. `out` is written as `out.partial`
+    and renamed when complete. Raises `WeightsError` with one line (nothing to widen, `out` exists, too little disk).
+    """
+    import shutil
+
+    from safetensors.numpy import save_file  # only writers need the package
+
+    files, half = weight_files(folder), set(half_weight_files(folder))
+    if not half:
+        raise WeightsError(f"{folder}: already float32: tutors on one machine share it as it is")
+    if out.exists():
+        raise WeightsError(f"{out}: already exists; name a new folder")
+    needed = sum(path.stat().st_size * (2 if path in half else 1) for path in files)  # 2 bytes a number become 4
+    partial = out.with_name(out.name + ".partial")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(partial.parent).free
+    if needed > free:
+        raise WeightsError(
+            f"{out.parent}: {needed / 2**30:.1f} GiB needed for the float32 copy, {free / 2**30:.1f} free"
+        )
+    shutil.rmtree(partial, ignore_errors=True)  # a copy an earlier run left half written
+    partial.mkdir()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for path in files:
+        tensors, metadata = read_safetensors(path)
+        save_file(
+            {name: t.astype(np.float32) if t.dtype.kind == "f" else np.asarray(t) for name, t in tensors.items()},
+            str(partial / path.name),
+            metadata=metadata or None,
+        )
+        # as any new file is: safetensors writes 0600, which no other learner could read
+        os.chmod(partial / path.name, 0o666 & ~umask)
+    for path in folder.iterdir():
+        if path in files or not path.is_file() or path.stat().st_size > MAX_SIDE_FILE:
+            continue
+        if path.name in ("config.json", "model.safetensors.index.json"):
+            data = read_config(path)
+            if path.name == "config.json":
+                data.update({key: "float32" for key in ("torch_dtype", "dtype") if key in data})
+            elif isinstance(data.get("metadata"), dict):
+                data["metadata"]["total_size"] = needed
+            (partial / path.name).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        else:
+            shutil.copyfile(path, partial / path.name)
+    partial.rename(out)
+    return sum((out / path.name).stat().st_size for path in files)

@@ -232,3 +232,52 @@ def test_the_cli_refuses_a_bad_folder_with_one_line_and_a_non_zero_exit(tmp_path
     done = run_tutor("trace", "--model", str(tmp_path / "m"), "the cat", cwd=tmp_path)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0 and "not a multiple of num_key_value_heads 3" in done.stderr
+
+
+def test_convert_writes_a_float32_copy_that_runs_the_same_and_maps_shared(tmp_path: Path) -> None:
+    """`tutor convert`: an f16 folder (sharded, to cover the index) becomes float32 files that load as memory-mapped
+    views with the same numbers, readable by other accounts under the usual umask; the config says float32."""
+    folder, out = tmp_path / "m", tmp_path / "shared" / "m32"
+    write_llama(folder, dtype="float16", torch_dtype="float16")
+    tensors = dict(safetensors_numpy.load_file(str(folder / "model.safetensors")))
+    names = sorted(tensors)
+    halves = {"model-00001-of-00002.safetensors": names[::2], "model-00002-of-00002.safetensors": names[1::2]}
+    for shard, part in halves.items():
+        safetensors_numpy.save_file({n: tensors[n] for n in part}, str(folder / shard))
+    index = {"metadata": {"total_size": 1}, "weight_map": {n: s for s, part in halves.items() for n in part}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    (folder / "model.safetensors").unlink()
+    done = run_tutor("convert", str(folder), str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"tutor --model {out}" in done.stdout and not (tmp_path / "shared" / "m32.partial").exists()
+    from model.weights import safetensors_dtypes
+
+    for shard in halves:
+        assert safetensors_dtypes(out / shard) == {"F32"}
+        assert (out / shard).stat().st_mode & 0o044 == 0o044  # safetensors alone writes 0600
+    assert json.loads((out / "config.json").read_text())["torch_dtype"] == "float32"
+    assert json.loads((out / "model.safetensors.index.json").read_text())["metadata"]["total_size"] > 1
+    half, full = model.load(folder), model.load(out)
+    assert np.array_equal(half.run("the cat").logits, full.run("the cat").logits)
+    assert not full.params["blocks.0.mlp.w_gate"].flags.owndata  # a view of the mapped file, not a copy
+
+
+BAD_CONVERT = {
+    "already float32": (lambda tmp: write_llama(tmp / "m"), "already float32"),
+    "not a folder": (lambda tmp: None, "not a folder"),
+    "out exists": (lambda tmp: (write_llama(tmp / "m", dtype="float16"), (tmp / "out").mkdir()), "already exists"),
+    "unsupported": (
+        lambda tmp: (write_llama(tmp / "m", dtype="float16"), _edit_config(tmp / "m", architectures=["X"])),
+        "is not supported",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CONVERT, ids=list(BAD_CONVERT))
+def test_convert_refuses_in_one_line(tmp_path: Path, case: str) -> None:
+    make, what = BAD_CONVERT[case]
+    make(tmp_path)
+    done = run_tutor("convert", str(tmp_path / "m"), str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().count("\n") == 0 and what in done.stderr, done.stderr
+    assert not (tmp_path / "out.partial").exists()

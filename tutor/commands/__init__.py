@@ -14,7 +14,7 @@ import keyword
 from types import ModuleType
 
 # in the order `tutor --help` lists them
-COMMANDS = ("trace", "lessons", "train", "sweep", "exercises", "progress", "class", "serve")
+COMMANDS = ("trace", "lessons", "train", "sweep", "exercises", "progress", "class", "serve", "convert")
 DEFAULT = "app"  # no command: the app itself
 
 
