@@ -167,24 +167,30 @@ block = libc.malloc(3 << 20)  # 3 MB: a logits table's size, above glibc's defau
 during = libc.mallinfo2()
 libc.free(block)
 after = libc.mallinfo2()
-print(during.hblkhd - before.hblkhd, during.arena - before.arena, after.arena - before.arena)
+blocks = [libc.malloc(3 << 20) for _ in range(40)]  # 120 MB: a 64-token trace of a SmolLM-135M-shaped model
+for b in blocks:
+    libc.free(b)
+trace_kept = libc.mallinfo2().arena - before.arena
+print(during.hblkhd - before.hblkhd, during.arena - before.arena, after.arena - before.arena, trace_kept)
 """
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
 @pytest.mark.parametrize("thresholds", ["set", "default"])
 def test_malloc_thresholds_keep_a_freed_trace_in_the_heap(thresholds: str) -> None:
-    """With keep_freed_memory() a 3 MB block comes from the heap, and the heap keeps it once freed; without
-    it, glibc maps it and unmaps it again. Measured in a fresh process: glibc raises its mmap threshold by
+    """With keep_freed_memory() a 3 MB block comes from the heap, and the heap keeps it once freed, and keeps a
+    whole dropped trace of 120 MB too (a trim threshold below it gave it back after every pass); without it,
+    glibc maps the block and unmaps it again. Measured in a fresh process: glibc raises its mmap threshold by
     itself after freeing a mapped block, so a process that has run a while would pass either way."""
     result = subprocess.run(
         [sys.executable, "-c", MALLOC_PROBE, thresholds], capture_output=True, text=True, timeout=60, check=True
     )
     if result.stdout.strip() == "no mallinfo2":
         pytest.skip("glibc older than 2.33 has no mallinfo2")
-    mapped, heap_grew, heap_kept = (int(n) for n in result.stdout.split())
+    mapped, heap_grew, heap_kept, trace_kept = (int(n) for n in result.stdout.split())
     if thresholds == "set":
         assert mapped == 0 and heap_grew >= 3 << 20 and heap_kept >= 3 << 20, result.stdout
+        assert trace_kept >= 120 << 20, result.stdout
     else:  # what the thresholds change: without them the block is a mapping of its own
         assert mapped >= 3 << 20 and heap_kept < 3 << 20, result.stdout
 
