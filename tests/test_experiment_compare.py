@@ -115,3 +115,12 @@ async def test_a_deeper_model_beside_a_shallow_one_shows_all_its_blocks(store) -
         summary = " ".join(screen_text(app, "#compare-summary").split())
         assert "at the 9 points both models have" in summary  # embed + 4 blocks × (attn, mlp)
         assert "deep-postnorm-nowarmup has 16 blocks, the other 4" in summary
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_compare_says_rmsnorm_for_an_rms_model_and_nothing_more_for_layernorm(lang: str) -> None:
+    from tutor.screens.experiments.compare import wiring
+
+    rms, layer = wiring(model.load("rmsnorm"), lang), wiring(model.load("tiny"), lang)
+    assert "RMSNorm" in rms and "F(LN(x))" in rms
+    assert "RMSNorm" not in layer and "F(LN(x))" in layer

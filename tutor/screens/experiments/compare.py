@@ -58,6 +58,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "post_nores": ("post-norm LN(F(x))", "post-norm LN(F(x))"),
     "none": ("no LayerNorm, x + F(x)", "没有 LayerNorm，x + F(x)"),
     "none_nores": ("no LayerNorm, F(x)", "没有 LayerNorm，F(x)"),
+    "rms": ("{norm}, LN = RMSNorm", "{norm}，LN 是 RMSNorm"),
     "pos_sinusoidal": ("sinusoidal positions", "正弦位置编码"),
     "pos_learned": ("learned positions", "可学习的位置向量"),
     "pos_rope": ("RoPE positions (rotated q, k)", "RoPE 位置编码（旋转 q、k）"),
@@ -439,9 +440,10 @@ def wiring(gpt: GPT, lang: str) -> str:
         base = f"{config.pos_base:g}".replace("e+0", "e").replace("e+", "e")  # 10, 1e6
         positional = pick(WORDS, "pos_base", lang, positional=positional, base=base)
     residual = pick(WORDS, "residual" if config.residual else "no_residual", lang)
-    return pick(
-        WORDS, "wiring", lang, name=gpt.name, norm=pick(WORDS, norm, lang), positional=positional, residual=residual
-    )
+    norm_words = pick(WORDS, norm, lang)
+    if config.norm_kind == "rms" and config.norm != "none":  # a Llama folder, the rmsnorm variants
+        norm_words = pick(WORDS, "rms", lang, norm=norm_words)
+    return pick(WORDS, "wiring", lang, name=gpt.name, norm=norm_words, positional=positional, residual=residual)
 
 
 def ratio_text(left: float, right: float) -> str:
