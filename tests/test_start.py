@@ -3,12 +3,17 @@ colours are in (they come after the first frame), a panel asked for before the h
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Callable
+
 import pytest
 from helpers import make_app, settle
 from rich.console import Console
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Static
 
 from tutor.lessons.display import display_markdown
@@ -121,3 +126,34 @@ async def test_the_hidden_panels_are_mounted_after_the_first_frame(store) -> Non
         await pilot.press("f6")  # the next panel, filled at once
         await settle(pilot)
         assert tabs.active == "layernorm"
+
+
+async def test_a_pane_given_as_its_maker_is_made_when_mounted() -> None:
+    made: list[str] = []
+
+    def maker(name: str) -> tuple[str, Callable[[], Widget]]:
+        return name, lambda: made.append(name) or Pane(id=name)
+
+    class Lazy(App[None]):
+        def compose(self) -> ComposeResult:
+            yield PanelSwitcher({"one": "One", "two": "Two"}, maker("one"), maker("two"), id="panels")
+
+    app = Lazy()
+    async with app.run_test() as pilot:
+        tabs = app.query_one(PanelSwitcher)
+        assert made == ["one"] and tabs.active == "one"
+        tabs.active = "two"
+        await pilot.pause()
+        await tabs.settled()
+        assert made == ["one", "two"] and tabs.active == "two" and app.query_one("#two-inside").is_mounted
+
+
+def test_the_tabs_import_their_panels_when_mounted() -> None:
+    """Only the panel in view is made before the first frame: the others' modules (and the widgets they alone use)
+    are imported after it, when the switcher mounts them."""
+    code = (
+        "import sys; from tutor.catalogue import PANEL_LIST; from tutor.panels.panes import tab_panes; tab_panes(); "
+        "print(*[p.widget.split(':')[0] for p in PANEL_LIST if p.widget.split(':')[0] in sys.modules])"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "tutor.panels.attention_panel" not in loaded and "tutor.panels.gradient_panel" not in loaded, loaded
