@@ -13,14 +13,17 @@ from rich.console import Console
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
+from textual.dom import DOMNode
 from textual.widget import Widget
 from textual.widgets import Static
+from textual.widgets._footer import FooterKey
 
 from tutor.lessons.display import display_markdown
 from tutor.lessons.markdown import render_markdown
 from tutor.lessons.parse import load_lessons
 from tutor.panels.attention_panel import AttentionPanel
 from tutor.paths import content_dir
+from tutor.widgets.footer import TutorFooter
 from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.panel_switcher import PanelSwitcher
 
@@ -157,3 +160,28 @@ def test_the_tabs_import_their_panels_when_mounted() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert "tutor.panels.attention_panel" not in loaded and "tutor.panels.gradient_panel" not in loaded, loaded
+
+
+async def test_the_footer_keys_are_not_styled_again_once_mounted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each key's `compact` (bound to the footer's) set its class after the key was mounted, and every class that
+    changes restyles the widget: ~15 keys, ~10 ms of each start."""
+    restyled: list[object] = []
+    update_styles = App.update_styles
+
+    def spy(app: App[None], node: DOMNode, animate: bool = True) -> None:
+        restyled.append(node)
+        update_styles(app, node, animate)
+
+    class Keys(App[None]):
+        BINDINGS = [("f1", "bell", "One"), ("f2", "screenshot", "Two"), ("f3", "quit", "Three")]
+
+        def compose(self) -> ComposeResult:
+            yield TutorFooter(compact=True)
+
+    monkeypatch.setattr(App, "update_styles", spy)
+    app = Keys()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        keys = list(app.query(FooterKey))
+        assert len(keys) >= 3 and all(key.has_class("-compact") for key in keys)
+        assert not [node for node in restyled if isinstance(node, FooterKey)]
