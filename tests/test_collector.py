@@ -38,3 +38,35 @@ async def test_the_app_holds_the_full_pass_while_it_runs(store) -> None:
         assert gc.get_threshold()[2] == FULL_PASS_THRESHOLD
         assert app.collector is not None and app.collector.pending  # the key was seen
     assert gc.get_threshold() == before  # given back when the app ends
+
+
+def test_tutor_starts_with_the_collector_paused(monkeypatch) -> None:
+    """The start's ~190 collector passes walked what lives for the whole session anyway (~45 ms of a start)."""
+    import argparse
+
+    import model
+    from tutor.commands import app as command
+
+    seen: list[bool] = []
+
+    def load(name: str) -> None:
+        seen.append(gc.isenabled())
+        raise model.WeightsError("no such model")
+
+    monkeypatch.setattr(model, "load", load)
+    assert gc.isenabled()
+    assert command.run(argparse.Namespace(model="none", lessons=None, lang="en")) != 0
+    assert seen == [False]  # paused while the app starts
+    assert gc.isenabled()  # on again after a start that failed
+
+
+async def test_the_app_turns_the_collector_on_after_its_first_frame(store) -> None:
+    gc.disable()  # as `tutor` starts it
+    try:
+        app = make_app(store)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.enable()

@@ -3,6 +3,7 @@ with its file and line."""
 
 from __future__ import annotations
 
+import inspect
 import re
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 from helpers import run_tutor
 
 from tutor.lessons.check import LANGS, SECTIONS, check_content
-from tutor.lessons.parse import load_lessons, parse_lesson
+from tutor.lessons.parse import load_lessons, parse_lesson, resolve_code
 from tutor.lessons.reading import reading_minutes
 
 SECTION_BODY = {
@@ -202,6 +203,27 @@ def test_unresolved_code_reference(tmp_path: Path) -> None:
     root = write_tree(tmp_path, en=text)
     path = root / "en" / "01-demo.md"
     assert_problem(check_content(root), path, line_of(path, "```tutor-code"), "does not resolve")
+
+
+def test_a_code_reference_to_a_number_does_not_resolve(tmp_path: Path) -> None:
+    text = lesson_text("en").replace("Text with", "```tutor-code\nmodel.config.MAX_LN_EPS\n```\n\nText with")
+    path = write_tree(tmp_path, en=text) / "en" / "01-demo.md"
+    lesson = parse_lesson(path, "en")
+    assert any(f":{line_of(path, '```tutor-code')}: " in w and "does not resolve" in w for w in lesson.warnings)
+
+
+def test_loading_the_lessons_checks_their_code_quotes_without_reading_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A start loads every lesson: their ~20 quoted sources are read when a lesson is shown (~10 ms a start)."""
+    read: list[object] = []
+    getsource = inspect.getsource
+    monkeypatch.setattr(inspect, "getsource", lambda target: read.append(target) or getsource(target))
+    resolve_code.cache_clear()  # another test may have read them already
+    lessons = load_lessons("en")
+    assert any("tutor-code" in lesson.body for lesson in lessons)
+    assert read == []
+    assert not [w for lesson in lessons for w in lesson.warnings]
+    assert "def forward" in resolve_code("model.gpt.GPT.forward")[1]  # shown: read then
+    assert read
 
 
 @pytest.mark.parametrize(

@@ -464,6 +464,20 @@ def test_the_footer_override_still_matches_textual_s_footer() -> None:
     )
 
 
+def test_a_footer_key_s_compact_sets_the_class_tutor_footer_gives_it() -> None:
+    """TutorFooter.compose makes each key with "-compact" already, which FooterKey's bound `compact` sets once the
+    key is mounted: a class already there restyles nothing."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    assert not gone_from(FooterKey._watch_compact, ('self.set_class(compact, "-compact")',)), (
+        "FooterKey's compact no longer sets '-compact': tutor/widgets/footer.py's compose gives keys that class"
+    )
+    assert not gone_from(Footer.compose, (".data_bind(compact=Footer.compact)",)), (
+        "Footer.compose no longer binds each key's compact to the footer's: tutor/widgets/footer.py copies it"
+    )
+
+
 # -- full_map.py: Compositor.reflow and the full map's stale mark ---------------------------------------------
 
 

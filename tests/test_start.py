@@ -3,19 +3,27 @@ colours are in (they come after the first frame), a panel asked for before the h
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Callable
+
 import pytest
 from helpers import make_app, settle
 from rich.console import Console
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
+from textual.dom import DOMNode
+from textual.widget import Widget
 from textual.widgets import Static
+from textual.widgets._footer import FooterKey
 
 from tutor.lessons.display import display_markdown
 from tutor.lessons.markdown import render_markdown
 from tutor.lessons.parse import load_lessons
 from tutor.panels.attention_panel import AttentionPanel
 from tutor.paths import content_dir
+from tutor.widgets.footer import TutorFooter
 from tutor.widgets.lesson_view import LessonView
 from tutor.widgets.panel_switcher import PanelSwitcher
 
@@ -121,3 +129,59 @@ async def test_the_hidden_panels_are_mounted_after_the_first_frame(store) -> Non
         await pilot.press("f6")  # the next panel, filled at once
         await settle(pilot)
         assert tabs.active == "layernorm"
+
+
+async def test_a_pane_given_as_its_maker_is_made_when_mounted() -> None:
+    made: list[str] = []
+
+    def maker(name: str) -> tuple[str, Callable[[], Widget]]:
+        return name, lambda: made.append(name) or Pane(id=name)
+
+    class Lazy(App[None]):
+        def compose(self) -> ComposeResult:
+            yield PanelSwitcher({"one": "One", "two": "Two"}, maker("one"), maker("two"), id="panels")
+
+    app = Lazy()
+    async with app.run_test() as pilot:
+        tabs = app.query_one(PanelSwitcher)
+        assert made == ["one"] and tabs.active == "one"
+        tabs.active = "two"
+        await pilot.pause()
+        await tabs.settled()
+        assert made == ["one", "two"] and tabs.active == "two" and app.query_one("#two-inside").is_mounted
+
+
+def test_the_tabs_import_their_panels_when_mounted() -> None:
+    """Only the panel in view is made before the first frame: the others' modules (and the widgets they alone use)
+    are imported after it, when the switcher mounts them."""
+    code = (
+        "import sys; from tutor.catalogue import PANEL_LIST; from tutor.panels.panes import tab_panes; tab_panes(); "
+        "print(*[p.widget.split(':')[0] for p in PANEL_LIST if p.widget.split(':')[0] in sys.modules])"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "tutor.panels.attention_panel" not in loaded and "tutor.panels.gradient_panel" not in loaded, loaded
+
+
+async def test_the_footer_keys_are_not_styled_again_once_mounted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each key's `compact` (bound to the footer's) set its class after the key was mounted, and every class that
+    changes restyles the widget: ~15 keys, ~10 ms of each start."""
+    restyled: list[object] = []
+    update_styles = App.update_styles
+
+    def spy(app: App[None], node: DOMNode, animate: bool = True) -> None:
+        restyled.append(node)
+        update_styles(app, node, animate)
+
+    class Keys(App[None]):
+        BINDINGS = [("f1", "bell", "One"), ("f2", "screenshot", "Two"), ("f3", "quit", "Three")]
+
+        def compose(self) -> ComposeResult:
+            yield TutorFooter(compact=True)
+
+    monkeypatch.setattr(App, "update_styles", spy)
+    app = Keys()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        keys = list(app.query(FooterKey))
+        assert len(keys) >= 3 and all(key.has_class("-compact") for key in keys)
+        assert not [node for node in restyled if isinstance(node, FooterKey)]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import signal
 import threading
@@ -43,7 +42,7 @@ from tutor.model_words import describe_variant
 from tutor.patches import cjk_wrap, full_map, lost_terminal, palette, small_window, strip_caches
 from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
-from tutor.process_tuning import IdleCollector
+from tutor.process_tuning import IdleCollector, collector_after_start
 from tutor.progress import ProgressStore
 from tutor.reach import reach_of
 from tutor.screens.lessons import LessonListScreen
@@ -62,6 +61,7 @@ small_window.install(
 )
 SAVE_DELAY = 0.5  # seconds
 WEB_EXIT_SECONDS = 2.0  # a browser tab's tutor, told to end (SIGTERM, SIGHUP), has saved and is gone by then
+START_AT_MOST = 2.0  # seconds after the start: the collector is on again even if the main screen drew no frame
 WORDS: dict[str, Words] = {  # key: (en, zh)
     "lesson_command": ("Lesson {n}: {title}", "课程 {n}: {title}"),
     "model_command": ("Model: {name} — {what}", "模型: {name} — {what}"),
@@ -199,6 +199,7 @@ class TutorApp(App[None]):
         self.screen_model = ScreenModel()  # what the terminal shows: only changed cells are sent
         self.collector: IdleCollector | None = None  # full garbage-collector passes between keys (on_mount)
         self._first_frame_drawn = False
+        self._started = False  # after_start has run
         self.model_notice: str | None = None  # `tutor --model FILE`: the recipe it was trained by (tutor.commands.app)
         self._hung_up = False
         self.localize_palette_key()
@@ -230,6 +231,7 @@ class TutorApp(App[None]):
         if not self._first_frame_drawn and renderable is not None and not self._batch_count and screen is self.main:
             self._first_frame_drawn = True
             self.call_later(self.main.first_frame_drawn)  # what is not in view waits for the first frame
+            self.call_later(self.after_start)
 
     def action_redraw(self) -> None:
         """ctrl+l: draw every cell again (after a message from the system, say, wrote over the screen)."""
@@ -298,9 +300,15 @@ class TutorApp(App[None]):
             await self.open_lesson(start, resume=True)
             await self.main.panels_settled()
         self.main.refresh(layout=True)
-        # what start-up built stays for the whole session: out of the collector's full passes, which would
-        # otherwise walk it all and stall a keystroke now and then (~60 ms each)
-        gc.freeze()
+        self.set_timer(START_AT_MOST, self.after_start)  # the first frame is drawn under another screen, say
+
+    def after_start(self) -> None:
+        """Once, after the first frame: what start-up built stays for the whole session, out of the collector's
+        full passes, which would otherwise walk it all and stall a keystroke now and then (~60 ms each); the
+        collector, paused for the start by `tutor`, on again (tutor/process_tuning.py)."""
+        if not self._started:
+            self._started = True
+            collector_after_start()
 
     # -- progress ------------------------------------------------------------------------------
 

@@ -11,6 +11,13 @@ from tutor.commands.common import fail
 
 def run(args: argparse.Namespace) -> int:
     """The app; with no --model it resumes the learner's last model, else the one asked for."""
+    from tutor.process_tuning import collector_paused
+
+    with collector_paused():  # until the first frame: what the start builds stays (tutor/process_tuning.py)
+        return start_app(args)
+
+
+def start_app(args: argparse.Namespace) -> int:
     import model
 
     try:
@@ -32,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
     from tutor.app import TutorApp
     from tutor.lessons.course import lessons_folder
     from tutor.model_words import describe_checkpoint
+    from tutor.process_tuning import freeze_imports
+
+    freeze_imports()  # they stay for the session: no pass need look for garbage among them
 
     app = TutorApp(gpt, args.lang, resume_model=args.model is None, course=lessons_folder(args.lessons))
     if args.model and args.model not in model.shipped_models() and Path(args.model).expanduser().is_file():

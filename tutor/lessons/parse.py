@@ -73,9 +73,9 @@ def blocks_in(text: str) -> list[Block]:
     return blocks
 
 
-@functools.cache  # loading checks every lesson's quotes, and showing a lesson quotes its own again: the same source
-def resolve_code(reference: str) -> tuple[str, str]:
-    """`model.norm.layer_norm` → (its file relative to the package root, its source). Only `model.*`."""
+def code_target(reference: str) -> object:
+    """The function, class or module `model.norm.layer_norm` names, its source not read yet: loading checks every
+    lesson's quotes with this (reading the 20 quoted sources took ~10 ms of every start), showing one reads it."""
     reference = reference.strip()
     if not re.fullmatch(r"model(\.[A-Za-z_]\w*)+", reference):
         raise LessonError(f"code reference must name something in model/, like model.norm.layer_norm: {reference!r}")
@@ -88,13 +88,28 @@ def resolve_code(reference: str) -> tuple[str, str]:
         try:
             for attribute in parts[cut:]:
                 target = getattr(target, attribute)
-            source = inspect.getsource(target)  # type: ignore[arg-type]
-        except (AttributeError, TypeError, OSError):
+            has_source = inspect.getsourcefile(target) is not None  # type: ignore[arg-type]  # a number: TypeError
+        except (AttributeError, TypeError):
             break
-        module = inspect.getmodule(target)
-        where = f"{module.__name__.replace('.', '/')}.py" if module else reference
-        return where, inspect.cleandoc("\n" + source) if source.startswith(" ") else source.rstrip("\n")
+        if has_source:
+            return target
+        break
     raise LessonError(f"code reference {reference} does not resolve to a function or class in model/")
+
+
+@functools.cache  # showing a lesson again quotes the same source
+def resolve_code(reference: str) -> tuple[str, str]:
+    """`model.norm.layer_norm` → (its file relative to the package root, its source). Only `model.*`."""
+    target = code_target(reference)
+    try:
+        source = inspect.getsource(target)  # type: ignore[arg-type]
+    except (TypeError, OSError):
+        raise LessonError(
+            f"code reference {reference.strip()} does not resolve to a function or class in model/"
+        ) from None
+    module = inspect.getmodule(target)
+    where = f"{module.__name__.replace('.', '/')}.py" if module else reference.strip()
+    return where, inspect.cleandoc("\n" + source) if source.startswith(" ") else source.rstrip("\n")
 
 
 def parse_lesson(path: Path, lang: str) -> Lesson:
@@ -142,7 +157,7 @@ def parse_lesson(path: Path, lang: str) -> Lesson:
     for block in blocks_in(body):
         if block.kind == "tutor-code":
             try:
-                resolve_code(block.text)
+                code_target(block.text)
             except LessonError as error:
                 lesson.warn(body_line + block.line - 1, str(error))
     return lesson

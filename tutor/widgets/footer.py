@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 def _width(widget: Widget) -> int:
@@ -39,6 +41,14 @@ class TutorFooter(Footer):
             return
         self._recompose_queued, self._queued_under = True, top
         self.call_after_refresh(self.recompose)
+
+    def compose(self) -> ComposeResult:
+        """Textual's keys, each made with the footer's "-compact" class: its `compact`, bound to the footer's, sets
+        that class once mounted, and a class that changes restyles the key (~0.3 ms a key, ~15 keys at the start)."""
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):
+                widget.set_class(self.compact, "-compact", update=False)
+            yield widget
 
     async def recompose(self) -> None:
         self._recompose_queued = False  # a change from here on needs another

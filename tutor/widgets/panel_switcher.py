@@ -7,11 +7,13 @@ frame. Here the names are one line of text and the switch is a ContentSwitcher's
 Only the first panel is mounted with the switcher: mounting the hidden ones (their widgets, their
 styles) was a fifth of the time to the first screen. The rest are mounted by `mount_hidden`, after
 the first frame, or when asked for before that; a panel still mounting is shown once it is mounted,
-so the panel in view is always a whole one.
+so the panel in view is always a whole one. A pane may be given as its id and what makes it: it is made when
+mounted (the catalogue's panels import their modules then, after the first frame).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual.app import ComposeResult
@@ -22,6 +24,16 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import ContentSwitcher
 
 from tutor.widgets.panel_tabs import PanelTabs
+
+Pane = Widget | tuple[str, Callable[[], Widget]]  # a pane, or its id and what makes it when it is mounted
+
+
+def _pane_id(pane: Pane) -> str:
+    return (pane.id or "") if isinstance(pane, Widget) else pane[0]
+
+
+def _made(pane: Pane) -> Widget:
+    return pane if isinstance(pane, Widget) else pane[1]()
 
 
 class Switcher(ContentSwitcher):
@@ -48,12 +60,12 @@ class PanelSwitcher(Vertical):
         def control(self) -> PanelSwitcher:  # what `@on(PanelSwitcher.Switched, "#id")` matches
             return self.switcher
 
-    def __init__(self, labels: dict[str, str], *panes: Widget, id: str | None = None) -> None:
+    def __init__(self, labels: dict[str, str], *panes: Pane, id: str | None = None) -> None:
         super().__init__(id=id)
         self._labels = labels
-        self._order = [pane.id or "" for pane in panes]
-        self._unmounted = {pane.id or "": pane for pane in panes[1:]}  # mounted by mount_hidden or when asked for
-        self._first = panes[0] if panes else None
+        self._order = [_pane_id(pane) for pane in panes]
+        self._unmounted = {_pane_id(pane): pane for pane in panes[1:]}  # mounted by mount_hidden or when asked for
+        self._first = _made(panes[0]) if panes else None
         self._mounting: dict[str, AwaitMount] = {}
         self._wanted: str | None = None  # asked for while still mounting: shown once mounted
 
@@ -101,9 +113,10 @@ class PanelSwitcher(Vertical):
         self._show_wanted()
 
     def _mount(self, panel: str) -> None:
-        pane = self._unmounted.pop(panel, None)
-        if pane is None:
+        given = self._unmounted.pop(panel, None)
+        if given is None:
             return
+        pane = _made(given)
         switcher = self.query_one(ContentSwitcher)
         later = [p for p in self._order[self._order.index(panel) + 1 :] if p not in self._unmounted]  # in order
         pane.display = False
