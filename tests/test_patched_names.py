@@ -481,3 +481,45 @@ def test_compositor_reflow_builds_the_full_map_full_map_trusts() -> None:
         f"Textual's compositor no longer has {gone}: the full map reflow builds may not be the full map "
         "(tutor/patches/full_map.py clears its stale mark after reflow): tutor/patches/full_map.py must follow"
     )
+
+
+# -- dirty_spans.py: Compositor.render_partial_update and the pieces it draws ------------------------------------
+
+
+def test_compositor_partial_update_is_what_dirty_spans_copies() -> None:
+    from textual._compositor import ChopsUpdate, Compositor
+
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads Textual's own, which it keeps
+
+    original = inspect.unwrap(Compositor.render_partial_update)
+    assert original is not Compositor.render_partial_update, "tutor/patches/dirty_spans.install no longer patches"
+    assert parameters(original) == ["self"], (
+        "Textual changed Compositor.render_partial_update's signature: tutor/patches/dirty_spans.py replaces it"
+    )
+    gone = gone_from(
+        original,
+        (
+            "update_regions = self._dirty_regions.copy()",
+            "crop = Region.from_union(update_regions).intersection(screen_region)",
+            "spans = list(self._regions_to_spans(update_regions))",
+            "chops = self._render_chops(crop, is_rendered_line)",
+            "chop_ends = [cut_set[1:] for cut_set in self.cuts]",
+            "return ChopsUpdate(chops, spans, chop_ends)",
+        ),
+    )
+    # the pieces it draws: front-most widget first, each line cut at the cuts within the widget, the first piece wins
+    gone += gone_from(Compositor._get_renders, ("for widget, (region, clip) in visible_widgets.items()",))
+    gone += gone_from(
+        Compositor._render_chops,
+        (
+            "final_cuts = [cut for cut in cuts[y] if (last_cut >= cut >= first_cut)]",
+            "cut_strips = strip.divide([cut - render_x for cut in final_cuts[1:]])",
+            "if get_chops_line(cut) is None:",
+        ),
+    )
+    # the pieces it leaves empty are those ChopsUpdate does not write
+    gone += gone_from(ChopsUpdate.__rich_console__, ("if strip is None:", "if x > x2 or end <= x1:"))
+    assert not gone, (
+        f"Textual changed how a partial frame is drawn ({gone} are gone): tutor/patches/dirty_spans.py copies it "
+        "and must follow"
+    )
