@@ -1,0 +1,48 @@
+"""What a widget keeps between keys (so that a key redraws only what changed) never shows an older picture:
+each cache here is fed the change it could miss, and the screen must show it."""
+
+from __future__ import annotations
+
+from helpers import screen_text
+from textual.app import App, ComposeResult
+from textual.widget import Widget
+
+import model
+from tutor.panels.token_strip import TokenStrip
+from tutor.view import View
+
+
+class Host(App[None]):
+    """One widget on an empty screen."""
+
+    def __init__(self, widget: Widget) -> None:
+        super().__init__()
+        self.widget = widget
+
+    def compose(self) -> ComposeResult:
+        yield self.widget
+
+
+async def test_the_token_strip_shows_every_change_of_what_it_was_made_from() -> None:
+    gpt = model.load("tiny")
+    cats, dogs = gpt.run("猫追狗"), gpt.run("狗追猫")
+    strip = TokenStrip()
+    async with Host(strip).run_test(size=(60, 6)) as pilot:
+        strip.show(View(gpt, cats, 0, 0, 0, "en"))
+        await pilot.pause()
+        assert "▸0 猫" in screen_text(pilot.app)
+        strip.show(View(gpt, cats, 3, 0, 0, "en"))  # a step key: nothing the strip shows changed
+        await pilot.pause()
+        assert "▸0 猫" in screen_text(pilot.app)
+        strip.show(View(gpt, cats, 3, 2, 0, "en"))  # the token cursor moved
+        await pilot.pause()
+        assert "▸2 狗" in screen_text(pilot.app) and "▸0" not in screen_text(pilot.app)
+        strip.show(View(gpt, dogs, 3, 2, 0, "en"))  # another prompt of the same length, the cursor where it was
+        await pilot.pause()
+        assert "▸2 猫" in screen_text(pilot.app)
+        await pilot.resize_terminal(14, 6)  # narrower: the chips wrap again
+        strip.show(View(gpt, dogs, 3, 2, 0, "en"))
+        await pilot.pause()
+        lines = screen_text(pilot.app).splitlines()
+        for chip in ("0 狗·349", "1 追·346", "2 猫·340"):  # wrapped for the new width: each chip whole on a line
+            assert any(chip in line for line in lines), lines
