@@ -46,3 +46,30 @@ async def test_the_token_strip_shows_every_change_of_what_it_was_made_from() -> 
         lines = screen_text(pilot.app).splitlines()
         for chip in ("0 狗·349", "1 追·346", "2 猫·340"):  # wrapped for the new width: each chip whole on a line
             assert any(chip in line for line in lines), lines
+
+
+def test_a_kept_parameter_count_is_each_function_s_own() -> None:
+    """tutor/patches/parameter_count.py keeps a function's count on it: partials of it, the bound method and a
+    function of the same name defined again (a closure made anew) each count as Textual counts them."""
+    from functools import partial
+
+    from textual._callback import count_parameters
+
+    import tutor.app  # noqa: F401  # installs the patch
+
+    def two(a: int, b: int) -> None: ...
+
+    class Holder:
+        def method(self, a: int, b: int, c: int) -> None: ...
+
+    assert [count_parameters(partial(two)) for _ in range(2)] == [2, 2]
+    assert count_parameters(partial(two, 1)) == 1
+    holder = Holder()
+    assert [count_parameters(partial(Holder.method)) for _ in range(2)] == [4, 4]  # kept on the function
+    assert [count_parameters(partial(holder.method)) for _ in range(2)] == [3, 3]  # bound: one fewer
+    assert count_parameters(partial(holder.method, 1)) == 2
+    made = []
+    for n in (1, 3):
+        exec(f"def again({', '.join(f'p{i}' for i in range(n))}): pass", namespace := {})
+        made.append(count_parameters(partial(namespace["again"])))
+    assert made == [1, 3]

@@ -523,3 +523,26 @@ def test_compositor_partial_update_is_what_dirty_spans_copies() -> None:
         f"Textual changed how a partial frame is drawn ({gone} are gone): tutor/patches/dirty_spans.py copies it "
         "and must follow"
     )
+
+
+# -- parameter_count.py: textual._callback._count_parameters ----------------------------------------------------
+
+
+def test_count_parameters_reads_the_inner_count_parameter_count_keeps() -> None:
+    import textual._callback
+
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads Textual's own, which it wraps
+
+    original = inspect.unwrap(textual._callback._count_parameters)
+    assert original is not textual._callback._count_parameters, "tutor/patches/parameter_count no longer patches"
+    assert parameters(original) == ["func"], "Textual changed _count_parameters: tutor/patches/parameter_count.py"
+    gone = gone_from(original, ("return len(signature(func).parameters)",))
+    gone += gone_from(
+        textual._callback.count_parameters,
+        ("_count_parameters(func.func) - (", "param_count = _count_parameters(func) - 1"),
+    )
+    gone += gone_from(textual._callback._invoke, ("parameter_count = count_parameters(callback)",))
+    assert not gone, (
+        f"Textual changed how it counts a callback's parameters ({gone} are gone): "
+        "tutor/patches/parameter_count.py keeps the count of a function's own and must follow"
+    )

@@ -52,7 +52,7 @@ def wanted_chops(
         lines = [
             y
             for y in render_region.line_range
-            if (pieces := wanted.get(y)) and any(first_cut <= cut < last_cut for cut in pieces)
+            if (left := wanted.get(y)) and any(first_cut <= cut < last_cut for cut in left)
         ]
         if not lines:
             continue
