@@ -73,3 +73,24 @@ def test_a_kept_parameter_count_is_each_function_s_own() -> None:
         exec(f"def again({', '.join(f'p{i}' for i in range(n))}): pass", namespace := {})
         made.append(count_parameters(partial(namespace["again"])))
     assert made == [1, 3]
+
+
+def test_a_changed_cell_in_a_line_of_wide_characters_is_sent_alone() -> None:
+    """terminal_diff compares a segment's cells (kept per text) as one slice, then cell by cell: a line of box
+    characters and Chinese with one character changed sends that character, at its column, and nothing else."""
+    from rich.console import Console
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    from tutor.patches.terminal_diff import ScreenModel
+
+    console = Console(color_system="256", force_terminal=True)
+    model = ScreenModel()
+    model.size = (60, 1)
+    line = "▕ 猫追狗的一只猫追狗的一只猫追狗的一只 ▏"
+    model._draw([(0, 0, Strip([Segment(line)]))], console)
+    assert model._draw([(0, 0, Strip([Segment(line)]))], console) == ""
+    changed = line.replace("一只 ▏", "二只 ▏")  # the last 一 (column 34): its text is new, its cells too
+    sent = model._draw([(0, 0, Strip([Segment(changed)]))], console)
+    assert sent == "\x1b[1;35H\x1b[0m二"  # row 1, column 35 (1-based), in the plain style
+    assert "".join(cell for cell in model.chars[0] if cell) == changed
