@@ -94,3 +94,29 @@ def test_a_changed_cell_in_a_line_of_wide_characters_is_sent_alone() -> None:
     sent = model._draw([(0, 0, Strip([Segment(changed)]))], console)
     assert sent == "\x1b[1;35H\x1b[0m二"  # row 1, column 35 (1-based), in the plain style
     assert "".join(cell for cell in model.chars[0] if cell) == changed
+
+
+async def test_the_step_bar_redraws_for_other_steps_or_another_lit_one_and_only_then() -> None:
+    from tutor.widgets.step_bar import StepBar
+
+    gpt = model.load("tiny")
+    steps = gpt.steps
+    bar = StepBar()
+    async with Host(bar).run_test(size=(60, 4)) as pilot:
+
+        def lit() -> str:
+            strip = bar.render_line(1)
+            return "".join(segment.text for segment in strip if segment.style and segment.style.reverse).strip()
+
+        bar.show(steps, 1)
+        await pilot.pause()
+        assert lit() == "LN1"
+        bar.show(steps, 2)  # the next step lit
+        await pilot.pause()
+        assert lit() == "attn"
+        bar.show(steps, 2, backward=True)  # turned round: the same index counts from the other end
+        await pilot.pause()
+        assert lit() == "attn" and screen_text(pilot.app).split("\n")[1].split()[0] in ("out", "‹")
+        bar.show(steps[:3], 2)  # fewer steps (another model), the same one lit
+        await pilot.pause()
+        assert screen_text(pilot.app).split("\n")[1].split() == ["emb", "LN1", "attn"]
