@@ -117,6 +117,8 @@ async def test_the_step_bar_redraws_for_other_steps_or_another_lit_one_and_only_
         bar.show(steps, 2, backward=True)  # turned round: the same index counts from the other end
         await pilot.pause()
         assert lit() == "attn" and screen_text(pilot.app).split("\n")[1].split()[0] in ("out", "‹")
+        bar.show(steps, 2)
+        await pilot.pause()
         bar.show(steps[:3], 2)  # fewer steps (another model), the same one lit
         await pilot.pause()
         assert screen_text(pilot.app).split("\n")[1].split() == ["emb", "LN1", "attn"]
