@@ -546,3 +546,31 @@ def test_count_parameters_reads_the_inner_count_parameter_count_keeps() -> None:
         f"Textual changed how it counts a callback's parameters ({gone} are gone): "
         "tutor/patches/parameter_count.py keeps the count of a function's own and must follow"
     )
+
+
+# -- theme_lookup.py: App.get_theme --------------------------------------------------------------------------
+
+
+def test_get_theme_reads_the_registered_themes_theme_lookup_reads() -> None:
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads Textual's own, which it replaces
+
+    original = inspect.unwrap(App.get_theme)
+    assert original is not App.get_theme, "tutor/patches/theme_lookup.install no longer patches"
+    assert parameters(original) == ["self", "theme_name"], (
+        "Textual changed App.get_theme: tutor/patches/theme_lookup.py"
+    )
+    gone = gone_from(
+        original,
+        (
+            'theme_names = [token.strip() for token in theme_name.split(",")]',
+            "if theme_name in self.available_themes:",
+            "return self.available_themes[theme_name]",
+        ),
+    )
+    gone += gone_from(App.available_themes.fget, ("return {**self._registered_themes}",))
+    assert not gone, (
+        f"Textual changed how a theme is looked up ({gone} are gone): tutor/patches/theme_lookup.py must follow"
+    )
+    app = App[None]()
+    for name in ("textual-dark", "nord, textual-light", " no-such , gruvbox", "no-such", ""):
+        assert app.get_theme(name) is original(app, name), name

@@ -40,7 +40,16 @@ from tutor.lessons.parse import Lesson
 from tutor.lessons.quiz import lesson_quiz
 from tutor.lessons.quiz import passed as quiz_passed
 from tutor.model_words import describe_variant
-from tutor.patches import cjk_wrap, dirty_spans, full_map, lost_terminal, palette, parameter_count, small_window
+from tutor.patches import (
+    cjk_wrap,
+    dirty_spans,
+    full_map,
+    lost_terminal,
+    palette,
+    parameter_count,
+    small_window,
+    theme_lookup,
+)
 from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
 from tutor.process_tuning import IdleCollector
@@ -55,6 +64,7 @@ lost_terminal.install()
 full_map.install()
 dirty_spans.install()
 parameter_count.install()
+theme_lookup.install()
 small_window.install(
     lambda screen, size: t(
         "too_small", getattr(screen.app, "lang", "en"), w=MIN_WIDTH, h=MIN_HEIGHT, cw=size.width, ch=size.height
