@@ -180,6 +180,11 @@ BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[], None]
         canaries.test_get_theme_reads_the_registered_themes_theme_lookup_reads,
         "Textual changed how a theme is looked up",
     ),
+    "Widget._scroll_update": (
+        lambda m: m.setattr(textual.widget.Widget, "_scroll_update", _size_updated),
+        canaries.test_the_scroll_update_quiet_scroll_view_calls_without_a_layout_is_the_layouts,
+        "Textual changed Widget._scroll_update",
+    ),
     "WorkerManager._workers": (
         lambda m: m.setattr(
             textual.worker_manager.WorkerManager,

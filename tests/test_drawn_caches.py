@@ -122,3 +122,43 @@ async def test_the_step_bar_redraws_for_other_steps_or_another_lit_one_and_only_
         bar.show(steps[:3], 2)  # fewer steps (another model), the same one lit
         await pilot.pause()
         assert screen_text(pilot.app).split("\n")[1].split() == ["emb", "LN1", "attn"]
+
+
+async def test_a_grid_of_fixed_height_takes_more_rows_without_a_layout_and_its_scrollbar_follows() -> None:
+    """QuietScrollView.set_virtual_size: a grid whose height does not follow its rows sets its scrollbar's thumb
+    itself instead of laying the screen out; a scrollbar that comes or goes still lays it out."""
+    import numpy as np
+    from textual.containers import Vertical
+
+    from tutor.widgets.heatmap import GridRow, HeatmapGrid
+
+    class Box(App[None]):
+        CSS = "Vertical { height: 12; } HeatmapGrid { height: 1fr; }"
+
+        def compose(self) -> ComposeResult:
+            with Vertical():
+                yield HeatmapGrid(id="grid")
+
+    def rows(n: int) -> list[GridRow]:
+        return [GridRow(f"row {i}", np.full(3, float(i))) for i in range(n)]
+
+    async with Box().run_test(size=(40, 14)) as pilot:
+        grid = pilot.app.query_one(HeatmapGrid)
+        grid.set_rows(rows(20), ["a", "b", "c"])
+        await pilot.pause()
+        assert grid.show_vertical_scrollbar
+        compositor, layouts = pilot.app.screen._compositor, []
+        reflow = compositor.reflow
+        compositor.reflow = lambda *args: layouts.append(args) or reflow(*args)  # type: ignore[method-assign]
+        for n in (30, 45, 25):
+            grid.set_rows(rows(n), ["a", "b", "c"])
+            await pilot.pause()
+            bar = grid.vertical_scrollbar
+            assert (bar.window_virtual_size, bar.window_size) == (n + 2, grid.scrollable_content_region.height), n
+            assert not layouts, n
+            grid.scroll_end(animate=False, immediate=True)
+            await pilot.pause()
+            assert f"row {n - 1}" in screen_text(pilot.app)
+        grid.set_rows(rows(3), ["a", "b", "c"])  # fits: the scrollbar goes, the screen is laid out
+        await pilot.pause()
+        assert not grid.show_vertical_scrollbar and "row 2" in screen_text(pilot.app) and layouts

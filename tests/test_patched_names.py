@@ -172,6 +172,27 @@ def test_scrollbars_are_what_quiet_scroll_view_paints_in_the_layouts_frame() -> 
     assert screen.index(laid_out[0]) < screen.rindex(laid_out[1]), "Textual draws the frame before _size_updated"
 
 
+def test_the_scroll_update_quiet_scroll_view_calls_without_a_layout_is_the_layouts() -> None:
+    assert parameters(Widget._scroll_update) == ["self", "virtual_size"], (
+        "Textual changed Widget._scroll_update: QuietScrollView.set_virtual_size "
+        "(tutor/patches/quiet_scroll_view.py) must follow"
+    )
+    gone = gone_from(ScrollView._size_updated, ("self._scroll_update(virtual_size)",))
+    gone += gone_from(
+        Widget._scroll_update, ("self._refresh_scrollbars()", "window_virtual_size = virtual_size.height")
+    )
+    gone += gone_from(Widget._refresh_scrollbars, ("self.show_vertical_scrollbar = show_vertical",))
+    assert not gone, (
+        f"Textual's layout sets a scroll view's scrollbars otherwise ({gone} are gone): "
+        "QuietScrollView.set_virtual_size (tutor/patches/quiet_scroll_view.py) must follow"
+    )
+    layouts = [reactive._layout for reactive in (Widget.virtual_size, Widget.show_vertical_scrollbar)]
+    assert layouts == [True, True], (
+        "virtual_size or show_vertical_scrollbar no longer lays the screen out: QuietScrollView.set_virtual_size "
+        "(tutor/patches/quiet_scroll_view.py) relies on the one and stands in for the other"
+    )
+
+
 # -- cjk_wrap.py: Rich's word pattern and Text.rstrip_end -------------------------------------------------------
 
 

@@ -87,7 +87,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
             scale = max(largest) if largest and max(largest) > 0 else 1.0
         self.scale = scale
         self.legend = legend_kind(style_for) if legend and values and not own else None
-        self.virtual_size = Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1 + self.legend_lines)
+        self.set_virtual_size(Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1 + self.legend_lines))
         self._lines.clear()
         highlighted = next((i for i, row in enumerate(self.rows) if row.highlight), None)
         if highlighted != self._highlighted:  # a new selected row: scrolled into view (once, so the wheel can leave it)
