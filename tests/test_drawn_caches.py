@@ -3,6 +3,8 @@ each cache here is fed the change it could miss, and the screen must show it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from helpers import screen_text
 from textual.app import App, ComposeResult
 from textual.widget import Widget
@@ -162,3 +164,32 @@ async def test_a_grid_of_fixed_height_takes_more_rows_without_a_layout_and_its_s
         grid.set_rows(rows(3), ["a", "b", "c"])  # fits: the scrollbar goes, the screen is laid out
         await pilot.pause()
         assert not grid.show_vertical_scrollbar and "row 2" in screen_text(pilot.app) and layouts
+
+
+async def test_the_top_bar_is_made_again_when_the_model_is_lit_or_the_language_changes(tmp_path: Path) -> None:
+    from tutor.app import TutorApp
+    from tutor.progress import ProgressStore
+
+    app = TutorApp(model.load("tiny"), "en", store=ProgressStore(tmp_path / "progress.json"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        main = app.main
+
+        def lit() -> bool:
+            bar = main.query_one("#topbar")
+            return any(s.style and s.style.reverse for s in bar.render_line(0) if "tiny" in s.text)
+
+        assert "model tiny" in screen_text(app, "#topbar") and not lit()
+        main.update_topbar()  # asked again with nothing changed
+        main.model_flash = True
+        main.update_topbar()
+        await pilot.pause()
+        assert lit()
+        main.model_flash = False
+        main.update_topbar()
+        await pilot.pause()
+        assert not lit()
+        main.lang = "zh"  # alone
+        main.update_topbar()
+        await pilot.pause()
+        assert "模型 tiny" in screen_text(app, "#topbar")
