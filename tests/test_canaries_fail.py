@@ -11,6 +11,7 @@ import rich._wrap
 import rich.style
 import rich.text
 import test_patched_names as canaries
+import textual._callback
 import textual._compositor
 import textual.app
 import textual.binding
@@ -182,6 +183,26 @@ BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[], None]
         lambda m: m.setattr(textual.widgets.Footer, "bindings_changed", _bindings_changed_renamed_flag),
         canaries.test_the_footer_override_still_matches_textual_s_footer,
         "Footer.bindings_changed no longer sets _bindings_ready",
+    ),
+    "Compositor._render_chops": (
+        lambda m: m.setattr(C.Compositor, "_render_chops", _size_updated),
+        canaries.test_compositor_partial_update_is_what_dirty_spans_copies,
+        "Textual changed how a partial frame is drawn",
+    ),
+    "textual._callback.count_parameters": (
+        lambda m: m.setattr(textual._callback, "count_parameters", _size_updated),
+        canaries.test_count_parameters_reads_the_inner_count_parameter_count_keeps,
+        "Textual changed how it counts a callback's parameters",
+    ),
+    "App.available_themes": (
+        lambda m: m.setattr(textual.app.App, "available_themes", property(_rich_console)),
+        canaries.test_get_theme_reads_the_registered_themes_theme_lookup_reads,
+        "Textual changed how a theme is looked up",
+    ),
+    "Widget._scroll_update": (
+        lambda m: m.setattr(textual.widget.Widget, "_scroll_update", _size_updated),
+        canaries.test_the_scroll_update_quiet_scroll_view_calls_without_a_layout_is_the_layouts,
+        "Textual changed Widget._scroll_update",
     ),
     "WorkerManager._workers": (
         lambda m: m.setattr(

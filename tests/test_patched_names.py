@@ -174,6 +174,27 @@ def test_scrollbars_are_what_quiet_scroll_view_paints_in_the_layouts_frame() -> 
     assert screen.index(laid_out[0]) < screen.rindex(laid_out[1]), "Textual draws the frame before _size_updated"
 
 
+def test_the_scroll_update_quiet_scroll_view_calls_without_a_layout_is_the_layouts() -> None:
+    assert parameters(Widget._scroll_update) == ["self", "virtual_size"], (
+        "Textual changed Widget._scroll_update: QuietScrollView.set_virtual_size "
+        "(tutor/patches/quiet_scroll_view.py) must follow"
+    )
+    gone = gone_from(ScrollView._size_updated, ("self._scroll_update(virtual_size)",))
+    gone += gone_from(
+        Widget._scroll_update, ("self._refresh_scrollbars()", "window_virtual_size = virtual_size.height")
+    )
+    gone += gone_from(Widget._refresh_scrollbars, ("self.show_vertical_scrollbar = show_vertical",))
+    assert not gone, (
+        f"Textual's layout sets a scroll view's scrollbars otherwise ({gone} are gone): "
+        "QuietScrollView.set_virtual_size (tutor/patches/quiet_scroll_view.py) must follow"
+    )
+    layouts = [reactive._layout for reactive in (Widget.virtual_size, Widget.show_vertical_scrollbar)]
+    assert layouts == [True, True], (
+        "virtual_size or show_vertical_scrollbar no longer lays the screen out: QuietScrollView.set_virtual_size "
+        "(tutor/patches/quiet_scroll_view.py) relies on the one and stands in for the other"
+    )
+
+
 # -- cjk_wrap.py: Rich's word pattern and Text.rstrip_end -------------------------------------------------------
 
 
@@ -542,3 +563,96 @@ def test_strip_init_makes_the_caches_strip_caches_makes_on_first_use() -> None:
     assert Strip.__dict__.get("__getattr__") in (None, strip_caches._cache_on_first_use), (
         "Textual's Strip has a __getattr__ of its own: tutor/patches/strip_caches.py would replace it"
     )
+
+
+# -- dirty_spans.py: Compositor.render_partial_update and the pieces it draws ------------------------------------
+
+
+def test_compositor_partial_update_is_what_dirty_spans_copies() -> None:
+    from textual._compositor import ChopsUpdate, Compositor
+
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads Textual's own, which it keeps
+
+    original = inspect.unwrap(Compositor.render_partial_update)
+    assert original is not Compositor.render_partial_update, "tutor/patches/dirty_spans.install no longer patches"
+    assert parameters(original) == ["self"], (
+        "Textual changed Compositor.render_partial_update's signature: tutor/patches/dirty_spans.py replaces it"
+    )
+    gone = gone_from(
+        original,
+        (
+            "update_regions = self._dirty_regions.copy()",
+            "crop = Region.from_union(update_regions).intersection(screen_region)",
+            "spans = list(self._regions_to_spans(update_regions))",
+            "chops = self._render_chops(crop, is_rendered_line)",
+            "chop_ends = [cut_set[1:] for cut_set in self.cuts]",
+            "return ChopsUpdate(chops, spans, chop_ends)",
+        ),
+    )
+    # the pieces it draws: front-most widget first, each line cut at the cuts within the widget, the first piece wins
+    gone += gone_from(Compositor._get_renders, ("for widget, (region, clip) in visible_widgets.items()",))
+    gone += gone_from(
+        Compositor._render_chops,
+        (
+            "final_cuts = [cut for cut in cuts[y] if (last_cut >= cut >= first_cut)]",
+            "cut_strips = strip.divide([cut - render_x for cut in final_cuts[1:]])",
+            "if get_chops_line(cut) is None:",
+        ),
+    )
+    # the pieces it leaves empty are those ChopsUpdate does not write
+    gone += gone_from(ChopsUpdate.__rich_console__, ("if strip is None:", "if x > x2 or end <= x1:"))
+    assert not gone, (
+        f"Textual changed how a partial frame is drawn ({gone} are gone): tutor/patches/dirty_spans.py copies it "
+        "and must follow"
+    )
+
+
+# -- parameter_count.py: textual._callback._count_parameters ----------------------------------------------------
+
+
+def test_count_parameters_reads_the_inner_count_parameter_count_keeps() -> None:
+    import textual._callback
+
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads Textual's own, which it wraps
+
+    original = inspect.unwrap(textual._callback._count_parameters)
+    assert original is not textual._callback._count_parameters, "tutor/patches/parameter_count no longer patches"
+    assert parameters(original) == ["func"], "Textual changed _count_parameters: tutor/patches/parameter_count.py"
+    gone = gone_from(original, ("return len(signature(func).parameters)",))
+    gone += gone_from(
+        textual._callback.count_parameters,
+        ("_count_parameters(func.func) - (", "param_count = _count_parameters(func) - 1"),
+    )
+    gone += gone_from(textual._callback._invoke, ("parameter_count = count_parameters(callback)",))
+    assert not gone, (
+        f"Textual changed how it counts a callback's parameters ({gone} are gone): "
+        "tutor/patches/parameter_count.py keeps the count of a function's own and must follow"
+    )
+
+
+# -- theme_lookup.py: App.get_theme --------------------------------------------------------------------------
+
+
+def test_get_theme_reads_the_registered_themes_theme_lookup_reads() -> None:
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads Textual's own, which it replaces
+
+    original = inspect.unwrap(App.get_theme)
+    assert original is not App.get_theme, "tutor/patches/theme_lookup.install no longer patches"
+    assert parameters(original) == ["self", "theme_name"], (
+        "Textual changed App.get_theme: tutor/patches/theme_lookup.py"
+    )
+    gone = gone_from(
+        original,
+        (
+            'theme_names = [token.strip() for token in theme_name.split(",")]',
+            "if theme_name in self.available_themes:",
+            "return self.available_themes[theme_name]",
+        ),
+    )
+    gone += gone_from(App.available_themes.fget, ("return {**self._registered_themes}",))
+    assert not gone, (
+        f"Textual changed how a theme is looked up ({gone} are gone): tutor/patches/theme_lookup.py must follow"
+    )
+    app = App[None]()
+    for name in ("textual-dark", "nord, textual-light", " no-such , gruvbox", "no-such", ""):
+        assert app.get_theme(name) is original(app, name), name

@@ -39,7 +39,17 @@ from tutor.lessons.parse import Lesson
 from tutor.lessons.quiz import lesson_quiz
 from tutor.lessons.quiz import passed as quiz_passed
 from tutor.model_words import describe_variant
-from tutor.patches import cjk_wrap, full_map, lost_terminal, palette, small_window, strip_caches
+from tutor.patches import (
+    cjk_wrap,
+    dirty_spans,
+    full_map,
+    lost_terminal,
+    palette,
+    parameter_count,
+    small_window,
+    strip_caches,
+    theme_lookup,
+)
 from tutor.patches.terminal_diff import ScreenModel
 from tutor.paths import content_dir
 from tutor.process_tuning import IdleCollector, collector_after_start
@@ -53,6 +63,9 @@ from tutor.widgets.lesson_view import LessonView
 lost_terminal.install()
 full_map.install()
 strip_caches.install()
+dirty_spans.install()
+parameter_count.install()
+theme_lookup.install()
 small_window.install(
     lambda screen, size: t(
         "too_small", getattr(screen.app, "lang", "en"), w=MIN_WIDTH, h=MIN_HEIGHT, cw=size.width, ch=size.height

@@ -64,17 +64,20 @@ class LayerNormPanel(LiveStatic):
         columns = [Column(shrink=True)]  # narrow: the token labels give way, never the digits
         heads = ("μ", "σ", "rms" if rms else "√(σ²+ε)", "μ(x̂)", "σ(x̂)", "‖x̂‖", "μ(y)", "σ(y)")
         columns += [Column(h, justify="right") for h in heads]
+        # each token's statistics, one reduction over all tokens a column (each row reduced alone, as before)
+        x_std, x_hat_mean, x_hat_std = x.std(axis=-1), x_hat.mean(axis=-1), x_hat.std(axis=-1)
+        y_mean, y_std = y.mean(axis=-1), y.std(axis=-1)
         rows = [
             [
                 Text(f"{pos} {visible_piece(piece)} ", style="reverse" if pos == view.token else ""),
                 f"{mu[pos]:+.3f}",
-                f"{x[pos].std():.3f}",
+                f"{x_std[pos]:.3f}",
                 f"{scale[pos]:.3f}",
-                f"{x_hat[pos].mean():+.3f}",
-                f"{x_hat[pos].std():.3f}",
+                f"{x_hat_mean[pos]:+.3f}",
+                f"{x_hat_std[pos]:.3f}",
                 f"{np.linalg.norm(x_hat[pos]):.3f}",
-                f"{y[pos].mean():+.3f}",
-                f"{y[pos].std():.3f}",
+                f"{y_mean[pos]:+.3f}",
+                f"{y_std[pos]:.3f}",
             ]
             for pos, piece in enumerate(trace.pieces)
         ]

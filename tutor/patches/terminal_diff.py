@@ -103,6 +103,18 @@ class ScreenModel:
                     column += len(text)
                     head = column - 1
                     continue
+                cells = _cells_of(text)
+                if cells is not None:  # no combining mark: one string a cell, compared as one slice (in C) first
+                    end = min(column + len(cells), width)
+                    new = list(cells[: max(0, end - column)])
+                    if chars[column:end] != new or styles[column:end] != [style] * len(new):
+                        for at, cell in enumerate(new, column):  # what differs, cell by cell, as below
+                            if chars[at] != cell or styles[at] != style:
+                                changed.append(at)
+                                chars[at], styles[at] = cell, style
+                    head = column + len(cells) - (2 if cells[-1] == "" else 1)
+                    column += len(cells)
+                    continue
                 for char, size in _characters(text):
                     if size == 0:  # a combining mark that starts a segment: it joins the character before
                         if head is not None and head < width:
@@ -161,6 +173,22 @@ def _characters(text: str) -> Iterator[tuple[str, int]]:
         current, size = char, width
     if current:
         yield current, size
+
+
+@lru_cache(maxsize=8192)
+def _cells_of(text: str) -> tuple[str, ...] | None:
+    """The cells `text` takes: a character each, "" for a wide character's right half; None when it has a
+    combining mark (drawn by `_characters`, which joins it to the character before). Kept per text: a frame
+    writes the same box lines, names and numbers again and again."""
+    cells: list[str] = []
+    for char in text:
+        size = get_character_cell_size(char)
+        if size == 0:
+            return None
+        cells.append(char)
+        if size == 2:
+            cells.append("")
+    return tuple(cells)
 
 
 def _runs(changed: list[int], chars: list[str | None]) -> Iterator[tuple[int, int]]:

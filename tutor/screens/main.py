@@ -74,6 +74,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         self.drawn_trace: Trace | None = None  # what the panels show now (see refresh_panels)
         self._drawn: tuple[object, ...] = ()
         self._topbar: Content | None = None
+        self._topbar_made_from: tuple[object, ...] | None = None  # what the top bar shown was made from
         self._footer_backward = False  # the direction ctrl+r's footer label was written for
         self._typing_said = -TYPING_NOTICE_SECONDS  # when typing into the lesson was last said (monotonic)
         self.model_flash = False  # the top bar's model name lit: a lesson switched the model (small windows)
@@ -212,6 +213,10 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
 
     def update_topbar(self) -> None:
         title = self.place.lesson.title if self.place.lesson else ""
+        made_from = (title, self.place.gpt.trained, self.place.gpt.name, self.model_flash, self.lang)
+        if made_from == self._topbar_made_from:
+            return  # every key asks; the markup is parsed again only when something it shows changed (~0.2 ms)
+        self._topbar_made_from = made_from
         status = "" if self.place.gpt.trained else f" ({t('untrained', self.lang)})"
         language = say(LANGUAGE_NAMES, self.lang)
         topbar = Content.from_markup(  # $variables: a title like "[/b]" is text, not markup

@@ -64,6 +64,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         self._highlighted: int | None = None  # the selected row's index
         self._follow = False  # it changed: scroll it into view once laid out
         self._base: Style | None = None  # the widget's style while a frame draws it (see render_lines)
+        self._frame: tuple[int, tuple[int, int], int | None] | None = None  # width, scroll, legend line: ditto
 
     def set_rows(
         self,
@@ -86,7 +87,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
             scale = max(largest) if largest and max(largest) > 0 else 1.0
         self.scale = scale
         self.legend = legend_kind(style_for) if legend and values and not own else None
-        self.virtual_size = Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1 + self.legend_lines)
+        self.set_virtual_size(Size(self.label_width + CELL * len(self.columns), len(self.rows) + 1 + self.legend_lines))
         self._lines.clear()
         highlighted = next((i for i, row in enumerate(self.rows) if row.highlight), None)
         if highlighted != self._highlighted:  # a new selected row: scrolled into view (once, so the wheel can leave it)
@@ -141,21 +142,28 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         return min(len(self.rows) + 1, self.scrollable_content_region.height - 1)
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        # `rich_style` walks up every ancestor's styles (~40 µs): once a frame, not once a line
+        # `rich_style` walks up every ancestor's styles (~40 µs), the content region is computed afresh on
+        # every read: once a frame, not once (or thrice) a line
         self._base = self.rich_style
+        self._frame = (self.scrollable_content_region.width, self.scroll_offset, self.legend_line())
         try:
             return super().render_lines(crop)
         finally:
-            self._base = None
+            self._base, self._frame = None, None
 
     @property
     def base_style(self) -> Style:
         return self._base if self._base is not None else self.rich_style
 
+    def _now(self) -> tuple[int, tuple[int, int], int | None]:
+        """Width, scroll offset and legend line: the frame's (see render_lines), or read afresh outside one."""
+        if self._frame is not None:
+            return self._frame
+        return self.scrollable_content_region.width, self.scroll_offset, self.legend_line()
+
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        scroll_x, scroll_y = self.scroll_offset
-        if self.legend and y == self.legend_line():
+        width, (scroll_x, scroll_y), legend_line = self._now()
+        if self.legend and y == legend_line:
             key = (-1, self.legend, self.scale, width, self.app.no_color)
             strip = self._lines.get(key)
             if strip is None:
@@ -170,7 +178,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
         # y and the scroll apart, and the legend's line: a line below the legend is drawn blank, and keyed by
         # y + scroll_y that blank (y 13, unscrolled) stood in for a row after a scroll (y 9, scrolled by 4):
         # lesson 5's "sum" row drawn empty. The rows themselves are kept by content in _row_lines.
-        key = (y, 0 if y == 0 else scroll_y, first, width, self.legend_line())
+        key = (y, 0 if y == 0 else scroll_y, first, width, legend_line)
         strip = self._lines.get(key)
         if strip is None:
             strip = self._lines[key] = self._draw_line(y, width, first, scroll_y)
@@ -192,7 +200,7 @@ class HeatmapGrid(QuietScrollView, can_focus=True):
             ]
             return Strip([label, *cells]).crop(0, width).extend_cell_length(width, base)
         index = y - 1 + scroll_y
-        if index >= len(self.rows) or (self.legend and y > (self.legend_line() or 0)):
+        if index >= len(self.rows) or (self.legend and y > (self._now()[2] or 0)):
             return Strip.blank(width, base)
         row = self.rows[index]
         if row.values is None:

@@ -46,9 +46,12 @@ class StepBar(Widget):
     def show(self, steps: tuple[Step, ...], current: int, backward: bool = False) -> None:
         """The chips of `steps`, step `current` lit; `backward`: from the unembedding back to the embedding."""
         order = tuple(reversed(steps)) if backward else steps
+        lit = len(steps) - 1 - current if backward else current
+        if order == self.steps and lit == self.current:
+            return  # a typed key: the same steps, the same one lit (a resize or a new style redraws by itself)
         if order != self.steps:
             self._first = 0  # turned round: the strip starts again from its own beginning
-        self.steps, self.current = order, len(steps) - 1 - current if backward else current
+        self.steps, self.current = order, lit
         self.refresh()
 
     def _chips(self) -> list[tuple[int, str, Step]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.events import Resize
 from textual.geometry import Region, Size
@@ -18,7 +19,7 @@ from textual.widget import Widget
 
 
 class TextLines(Widget):
-    """Text lines, each wrapped to the width (a long note takes several rows); no padding of its own (use margin)."""
+    """Text lines, each wrapped to the width (a long note takes several rows); inside its padding, if any."""
 
     DEFAULT_CSS = "TextLines { height: auto; }"
 
@@ -41,8 +42,10 @@ class TextLines(Widget):
         if len(self._rows) != len(old) or not self.size.width:
             self.refresh(layout=True)
             return
-        width = self.size.width
-        changed = [Region(0, y, width, 1) for y, (a, b) in enumerate(zip(old, self._rows, strict=True)) if a != b]
+        width, top, left = self.size.width, self.styles.gutter.top, self.styles.gutter.left  # size: inside the padding
+        changed = [
+            Region(left, top + y, width, 1) for y, (a, b) in enumerate(zip(old, self._rows, strict=True)) if a != b
+        ]
         if changed:
             self.refresh(*changed)
 
@@ -85,5 +88,9 @@ class TextLines(Widget):
                 Segment(segment.text, base + segment.style if segment.style else base)
                 for segment in row.render(console, end="")
             ]
-            strip = self._strips[y] = Strip(segments).crop(0, width).extend_cell_length(width, base)
+            strip = self._strips[y] = Strip(segments).crop(0, width).extend_cell_length(width, self.fill_style(base))
         return strip
+
+    def fill_style(self, base: Style) -> Style:
+        """The style of the blank after a row's text."""
+        return base
