@@ -143,7 +143,7 @@ def _load_hf(folder: Path, name: str) -> GPT:
 
 
 def hf_family(folder: Path) -> str:
-    """"llama" or "gpt2", as a folder's config.json names its architecture (its config checked, no weight read);
+    """The family a folder's config.json names, "llama" or "gpt2", its config checked and no weight read;
     `WeightsError` with one line naming the supported architectures for any other."""
     from model.hf_gpt2 import gpt2_config, read_config
     from model.hf_llama import ARCHITECTURES, is_llama_config, llama_config
