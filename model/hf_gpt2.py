@@ -277,13 +277,13 @@ def load_bpe_tokenizer(folder: Path, vocab_size: int, eos: object = None) -> BPE
         raise WeightsError(f"{path}: {error}") from None
 
 
-HALF_DTYPES = ("BF16", "F16")
+HALF_DTYPES = frozenset({"BF16", "F16"})  # widened to float32 copies at load
 MAX_SIDE_FILE = 64 << 20  # a tokenizer, a config: anything larger beside the weights is not copied
 
 
-def half_weight_files(folder: Path) -> list[Path]:
-    """The folder's safetensors files (as `weight_files` finds them) that hold bf16 or f16 tensors."""
-    return [path for path in weight_files(folder) if safetensors_dtypes(path) & set(HALF_DTYPES)]
+def holds_half(path: Path) -> bool:
+    """Whether a safetensors file holds bf16 or f16 tensors (read from its header alone)."""
+    return bool(safetensors_dtypes(path) & HALF_DTYPES)
 
 
 def write_float32_folder(folder: Path, out: Path) -> int:
@@ -298,7 +298,8 @@ def write_float32_folder(folder: Path, out: Path) -> int:
 
     from safetensors.numpy import save_file  # only writers need the package
 
-    files, half = weight_files(folder), set(half_weight_files(folder))
+    files = weight_files(folder)
+    half = {path for path in files if holds_half(path)}
     if not half:
         raise WeightsError(f"{folder}: already float32: tutors on one machine share it as it is")
     if out.exists():
@@ -315,13 +316,13 @@ def write_float32_folder(folder: Path, out: Path) -> int:
     partial.mkdir()
     umask = os.umask(0o022)
     os.umask(umask)
+    total_size = 0  # the index's "total_size": the bytes of every tensor written
     for path in files:
         tensors, metadata = read_safetensors(path)
-        save_file(
-            {name: t.astype(np.float32) if t.dtype.kind == "f" else np.asarray(t) for name, t in tensors.items()},
-            str(partial / path.name),
-            metadata=metadata or None,
-        )
+        widened = {name: t.astype(np.float32) if t.dtype.kind == "f" else np.asarray(t) for name, t in tensors.items()}
+        total_size += sum(t.nbytes for t in widened.values())
+        save_file(widened, str(partial / path.name), metadata=metadata or None)
+        del widened
         # as any new file is: safetensors writes 0600, which no other learner could read
         os.chmod(partial / path.name, 0o666 & ~umask)
     for path in folder.iterdir():
@@ -332,9 +333,9 @@ def write_float32_folder(folder: Path, out: Path) -> int:
             if path.name == "config.json":
                 data.update({key: "float32" for key in ("torch_dtype", "dtype") if key in data})
             elif isinstance(data.get("metadata"), dict):
-                data["metadata"]["total_size"] = needed
+                data["metadata"]["total_size"] = total_size
             (partial / path.name).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         else:
             shutil.copyfile(path, partial / path.name)
     partial.rename(out)
-    return sum((out / path.name).stat().st_size for path in files)
+    return total_size

@@ -33,12 +33,11 @@ import numpy as np
 
 from model.bpe import BPETokenizer
 from model.config import MAX_SIZES, ConfigError, GPTConfig
-from model.hf_gpt2 import load_bpe_tokenizer, read_config, read_weights, weight_files
+from model.hf_gpt2 import holds_half, load_bpe_tokenizer, read_config, read_weights, weight_files
 from model.params import Params, parameter_shapes
-from model.weights import WeightsError, check_depth, check_params, safetensors_dtypes
+from model.weights import WeightsError, check_depth, check_params
 
 ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM")
-HALF_DTYPES = {"BF16", "F16"}  # widened to float32 copies at load
 
 
 def is_llama_config(raw: dict[str, Any]) -> bool:
@@ -124,7 +123,7 @@ def memory_needed(config: GPTConfig, files: list[Path]) -> tuple[int, int]:
     """Bytes the model takes in memory, and its parameter count: 4 bytes a parameter (float32), plus the files
     themselves when they hold bf16 or f16 (read through, then widened into float32 copies)."""
     n_params = sum(math.prod(shape) for shape in parameter_shapes(config).values())
-    half = any(safetensors_dtypes(f) & HALF_DTYPES for f in files)
+    half = any(holds_half(f) for f in files)
     return 4 * n_params + (sum(f.stat().st_size for f in files) if half else 0), n_params
 
 
