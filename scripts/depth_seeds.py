@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,11 +34,16 @@ def main() -> int:
     if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
         print(__doc__)
         return 2
-    runs = Path(sys.argv[1])
+    return write_seed_records(PRESETS["depth"]["variants"], PRESETS["depth"]["seeds"], Path(sys.argv[1]), OUT)
+
+
+def write_seed_records(variants: Iterable[str], seeds: Iterable[int], runs: Path, out: Path) -> int:
+    """Each variant at each seed as one record of `out` (seed 0 shipped, the others `runs/VARIANT-sSEED`); 0, or 1
+    with a line naming a checkpoint that is not the variant's recipe at that seed."""
     lines = [json.dumps({"format": FORMAT})]
-    for variant in PRESETS["depth"]["variants"]:
+    for variant in variants:
         recipe = RECIPES[variant]
-        for seed in PRESETS["depth"]["seeds"]:
+        for seed in seeds:
             path = SHIPPED_DIR / f"{variant}.safetensors" if seed == 0 else runs / f"{variant}-s{seed}.safetensors"
             metadata = read_safetensors(path)[1]
             info = json.loads(metadata["training"])
@@ -46,9 +52,9 @@ def main() -> int:
                 return 1
             record = record_from_checkpoint(RunSpec(recipe, seed, recipe.steps, shape_of(recipe)), metadata)
             lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-    with OUT.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as out:
-        out.write(("\n".join(lines) + "\n").encode())
-    print(f"wrote {OUT}: {len(lines) - 1} runs")
+    with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz:
+        gz.write(("\n".join(lines) + "\n").encode())
+    print(f"wrote {out}: {len(lines) - 1} runs")
     return 0
 
 

@@ -15,17 +15,10 @@ scripts/depth_seeds.py reads the depth family's.
 
 from __future__ import annotations
 
-import gzip
-import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from model.sweep import FORMAT, RunSpec, record_from_checkpoint, shape_of  # noqa: E402
-from model.train import RECIPES, Recipe  # noqa: E402
-from model.weights import SHIPPED_DIR, read_safetensors  # noqa: E402
+from depth_seeds import ROOT, write_seed_records  # scripts/ is on the path of a script run from it
 
 OUT = ROOT / "model" / "data" / "norm-seeds.jsonl.gz"
 VARIANTS = ("tiny", "rmsnorm")
@@ -36,23 +29,7 @@ def main() -> int:
     if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
         print(__doc__)
         return 2
-    runs = Path(sys.argv[1])
-    lines = [json.dumps({"format": FORMAT})]
-    for variant in VARIANTS:
-        recipe = RECIPES[variant]
-        for seed in SEEDS:
-            path = SHIPPED_DIR / f"{variant}.safetensors" if seed == 0 else runs / f"{variant}-s{seed}.safetensors"
-            metadata = read_safetensors(path)[1]
-            info = json.loads(metadata["training"])
-            if Recipe(**info["recipe"]) != recipe or int(info["seed"]) != seed:  # tiny's record predates norm_kind
-                print(f"{path}: not {variant} with seed {seed}")
-                return 1
-            record = record_from_checkpoint(RunSpec(recipe, seed, recipe.steps, shape_of(recipe)), metadata)
-            lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-    with OUT.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as out:
-        out.write(("\n".join(lines) + "\n").encode())
-    print(f"wrote {OUT}: {len(lines) - 1} runs")
-    return 0
+    return write_seed_records(VARIANTS, SEEDS, Path(sys.argv[1]), OUT)
 
 
 if __name__ == "__main__":
