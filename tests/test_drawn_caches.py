@@ -6,23 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers import screen_text
+from test_widgets import Host  # one widget on an empty screen
 from textual.app import App, ComposeResult
-from textual.widget import Widget
 
 import model
 from tutor.panels.token_strip import TokenStrip
 from tutor.view import View
-
-
-class Host(App[None]):
-    """One widget on an empty screen."""
-
-    def __init__(self, widget: Widget) -> None:
-        super().__init__()
-        self.widget = widget
-
-    def compose(self) -> ComposeResult:
-        yield self.widget
 
 
 async def test_the_token_strip_shows_every_change_of_what_it_was_made_from() -> None:
