@@ -35,9 +35,17 @@ KEYS = [
 
 
 def screen_state(screen: pyte.Screen) -> list[list[tuple[object, ...]]]:
-    """Every cell: its character and how it is drawn."""
+    """Every cell: its character and how it is drawn. A space with no line and no reverse shows only its
+    background: the pen leaves its foreground, bold and italic as they were (`as_blank`), so they are not
+    compared there."""
     rows = [[screen.buffer[y][x] for x in range(screen.columns)] for y in range(screen.lines)]
-    return [[(c.data, c.fg, c.bg, c.bold, c.italics, c.underscore, c.reverse) for c in row] for row in rows]
+    return [[cell_look(c) for c in row] for row in rows]
+
+
+def cell_look(c: pyte.screens.Char) -> tuple[object, ...]:
+    if c.data == " " and not (c.underscore or c.reverse or c.strikethrough):
+        return (c.data, c.bg)
+    return (c.data, c.fg, c.bg, c.bold, c.italics, c.underscore, c.reverse, c.strikethrough)
 
 
 def cells_text(screen: pyte.Screen) -> str:
@@ -160,8 +168,28 @@ def test_the_pen_sends_only_what_changes_between_styles() -> None:
     assert pen.write("-0.50 ", blue, console) == "\x1b[48;5;25m-0.50 "  # the next cell: its background only
     assert pen.write("x", blue, console) == "x"  # nothing changes: nothing sent
     assert pen.write("b", blue + Style(bold=True), console) == "\x1b[1mb"  # an attribute on: just that
-    assert pen.write("c", blue, console) == "\x1b[0;37;48;5;25mc"  # one off: a reset, then the style again
+    assert pen.write("c", blue, console) == "\x1b[22mc"  # one off: its own code, not a reset and the style again
+    both = blue + Style(bold=True, dim=True)
+    pen.write("e", both, console)
+    assert pen.write("f", blue + Style(dim=True), console) == "\x1b[22;2mf"  # 22 ends bold and dim: dim again
     assert pen.write("d", None, console) == "\x1b[0md"
     assert pen.finish() == ""  # already plain
     pen.write("e", red, console)
     assert pen.finish() == "\x1b[0m"
+
+
+def test_spaces_change_only_the_background() -> None:
+    """A run of spaces shows its background only: the pen keeps the terminal's foreground and bold for it, so the
+    text after it in the same colour needs no change; a space with a line under it or in reverse shows its
+    foreground, and gets its whole style."""
+    from tutor.patches.terminal_diff import Pen
+
+    console = Console(color_system="256", force_terminal=True)
+    pen = Pen()
+    label, gap = Style(color="color(250)", bold=True), Style(color="color(245)", bgcolor="color(236)")
+    pen.write("Step", label, console)
+    assert pen.write("   ", gap, console) == "\x1b[48;5;236m   "  # the background alone: no 22, no 38;5;245
+    assert pen.write("4", label + Style(bgcolor="color(236)"), console) == "4"  # the pen was already right
+    underlined = Style(color="color(160)", underline=True)
+    assert pen.write("  ", underlined, console) == "\x1b[0;4;38;5;160m  "  # a line under spaces shows its colour
+    assert pen.write("x ", gap, console) == "\x1b[0;38;5;245;48;5;236mx "  # not only spaces: its style

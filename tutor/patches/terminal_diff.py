@@ -263,16 +263,39 @@ def pens_of(style: Style, system: ColorSystem) -> Pens:
 
 
 PLAIN = Pens(frozenset(), (), ())
+# Attributes a space shows (a line through it, under or over it; reverse swaps the colours): with none of these on,
+# a run of spaces shows its background only, whatever the foreground, bold, dim or italic
+SHOWN_ON_A_SPACE = frozenset({"4", "7", "9", "21", "51", "52", "53"})
+
+
+def as_blank(state: Pens | None, target: Pens) -> Pens:
+    """The pen for a run of spaces drawn in `target`: the background it needs, and otherwise the terminal's pen as
+    it is, when neither leaves a visible attribute on (the next run's foreground is often the one before)."""
+    if state is None or (state.attributes | target.attributes) & SHOWN_ON_A_SPACE:
+        return target
+    return Pens(state.attributes, state.foreground, target.background)
+
+
+# The SGR code that turns each attribute off (ECMA-48; xterm, VTE, kitty, tmux, the Linux console and Windows
+# Terminal keep them). One code may end two: 22 ends bold and dim, 24 both underlines, 54 frame and encircle.
+ATTRIBUTE_OFF = {
+    "1": "22", "2": "22", "3": "23", "4": "24", "5": "25", "6": "25", "7": "27", "8": "28", "9": "29", "21": "24",
+    "51": "54", "52": "54", "53": "55",
+}  # fmt: skip
 
 
 @lru_cache(maxsize=4096)
 def pen_change(state: Pens | None, target: Pens) -> str:
-    """The sequence that takes the terminal from `state` (None: not known) to `target`: the attributes, colours
-    that differ, or a reset and the whole style when an attribute must go off or that is shorter. Kept per pair:
-    a heatmap's frame goes through the same few hundred pairs again and again."""
+    """The sequence that takes the terminal from `state` (None: not known) to `target`: the attributes and colours
+    that differ (an attribute off by its own code, with any it ends too that should stay on), or a reset and the
+    whole style when that is shorter. Kept per pair: a heatmap's frame goes through the same few hundred pairs
+    again and again."""
     codes = ["0", *sorted(target.attributes), *target.foreground, *target.background]  # from a reset
-    if state is not None and not state.attributes - target.attributes:
-        change = sorted(target.attributes - state.attributes)
+    if state is not None:
+        going = state.attributes - target.attributes
+        off = sorted({ATTRIBUTE_OFF[code] for code in going})
+        ended = {code for code, off_code in ATTRIBUTE_OFF.items() if off_code in off}
+        change = off + sorted(target.attributes - (state.attributes - ended))
         if target.foreground != state.foreground:
             change += target.foreground or ("39",)
         if target.background != state.background:
@@ -286,7 +309,8 @@ class Pen:
     """Rich ends every styled run with a reset and starts the next with its whole style (`\\e[97;48;5;60m…\\e[0m`):
     in a heatmap, where every cell has its own background, that is most of the bytes. The pen remembers the
     style the terminal is in and sends only the change: `\\e[48;5;61m` for the next cell. It resets only when
-    an attribute must go off, and once at the end of the frame (`finish`)."""
+    the whole style is shorter, and once at the end of the frame (`finish`). Spaces change only the background
+    (`as_blank`): a panel's padding between two labels in one colour costs no colour change."""
 
     def __init__(self) -> None:
         self.state: Pens | None = None  # None: not known (the frame's start, or after Rich wrote a run)
@@ -299,6 +323,8 @@ class Pen:
             self.state = None
             return "\x1b[0m" + style.render(text, color_system=console._color_system)
         target = pens_of(style, system) if style is not None else PLAIN
+        if text.isspace() and text.isascii():
+            target = as_blank(self.state, target)
         sequence = pen_change(self.state, target)
         self.state = target
         return sequence + text
