@@ -126,6 +126,11 @@ class GPTConfig:
         return self.n_heads // self.kv_heads
 
     @property
+    def is_rms(self) -> bool:
+        """Its norms (where it has any) are RMSNorms: γ · x/√(mean(x²)+ε), no centring, no β."""
+        return self.norm_kind == "rms"
+
+    @property
     def has_final_norm(self) -> bool:
         """Only pre-norm needs a last LayerNorm: post-norm blocks already end with one."""
         return self.norm == "pre"

@@ -224,7 +224,7 @@ class GPT:
     def _layer_norm(self, name: str, x: np.ndarray, hook: Hook) -> np.ndarray:
         """The norm `name` ("blocks.0.ln1", "ln_final"): LayerNorm, or RMSNorm when `norm_kind` is "rms"."""
         w, eps = self._weights, self.config.ln_eps
-        if self.config.norm_kind == "rms":
+        if self.config.is_rms:
             return rms_norm(x, w[name + ".g"], eps, hook)
         return layer_norm(x, w[name + ".g"], w[name + ".b"], eps, hook)
 

@@ -190,7 +190,7 @@ def _layer_norm_backward(
     """Back through the norm `name`: LayerNorm's backward, or RMSNorm's (γ only, no β) for an rms model."""
     x_hat, scale = acts[name + ".hook_xhat"], acts[name + ".hook_scale"]
     frozen = edits.norms.get(name)
-    if gpt.config.norm_kind == "rms":
+    if gpt.config.is_rms:
         if frozen is None:
             d_x, grads[name + ".g"] = rms_norm_backward(d_y, x_hat, scale, gpt.params[name + ".g"], hook)
             return d_x

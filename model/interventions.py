@@ -312,7 +312,7 @@ def _add_patch(plan: EditPlan, gpt: GPT, n: int, edit: Patch) -> None:
 
 
 def _frozen_norm(gpt: GPT, n: int, edit: BypassNorm) -> FrozenNorm:
-    norms, rms = gpt_norms(gpt), gpt.config.norm_kind == "rms"
+    norms, rms = gpt_norms(gpt), gpt.config.is_rms
     if edit.norm not in norms:
         have = ", ".join(norms[:3] + (["…"] if len(norms) > 3 else [])) or "none"
         kind = "RMSNorm" if rms else "LayerNorm"

@@ -53,7 +53,7 @@ def parameter_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
 
 def _norm_shapes(config: GPTConfig) -> dict[str, tuple[int, ...]]:
     d = config.d_model
-    return {"g": (d,)} if config.norm_kind == "rms" else {"g": (d,), "b": (d,)}
+    return {"g": (d,)} if config.is_rms else {"g": (d,), "b": (d,)}
 
 
 def init_params(config: GPTConfig, seed: int = 0) -> Params:

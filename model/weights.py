@@ -170,7 +170,7 @@ def check_norm_kind(path: Path, names: dict[str, np.ndarray], config: GPTConfig)
     words of the norm (a β where none belongs, or none where one does), not as a bare unexpected tensor."""
     expected = parameter_shapes(config)
     betas = [n for n in names if n.endswith((".ln1.b", ".ln2.b")) or n == "ln_final.b"]
-    if config.norm_kind == "rms" and betas:
+    if config.is_rms and betas:
         raise WeightsError(f"{path}: the config says norm_kind rms (RMSNorm has no β) but the file holds {betas[0]!r}")
     missing = [n for n in expected if n.endswith(".b") and n.rsplit(".", 2)[-2].startswith("ln") and n not in names]
     if missing and missing[0][:-1] + "g" in names:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tutor.i18n import pick
+
+if TYPE_CHECKING:
+    from model import GPTConfig
 
 WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "default": (
@@ -51,7 +54,16 @@ WORDS: dict[str, tuple[str, str]] = {  # key: (en, zh)
     "same_as": ("{base}'s recipe", "与 {base} 相同的配方"),
     "separator": (", ", "，"),
     "variant_of": ("{base} with {what}", "{base}，{what}"),
+    "ln_is_rms": ("{wiring}, LN = RMSNorm", "{wiring}，LN 是 RMSNorm"),
 }
+
+
+def norm_named(wiring: str, config: GPTConfig, lang: str) -> str:
+    """A model's wiring in words ("pre-norm x + F(LN(x))"), with ", LN = RMSNorm" after it where its norms are
+    RMSNorms (a Llama folder, the rmsnorm variants): the formulas write every norm as LN."""
+    if config.is_rms and config.norm != "none":
+        return pick(WORDS, "ln_is_rms", lang, wiring=wiring)
+    return wiring
 
 
 def short_number(value: float) -> str:

@@ -74,12 +74,12 @@ def step_formula(step: Step, config: GPTConfig, backward: bool = False) -> str:
     LayerNorm's or RMSNorm's, attention with or without shared key/value heads and b_O, GELU's MLP or the gated
     one, the tied unembedding or W_U."""
     if backward:
-        if step.kind == "norm" and config.norm_kind == "rms":
+        if step.kind == "norm" and config.is_rms:
             return RMS_BACKWARD_FORMULA
         return BACKWARD_FORMS.get(f"{step.kind}.{step.form}", BACKWARD_FORMULAS[step.kind])
     if step.kind == "embed":
         return EMBED_FORMULAS[config.positional]
-    if step.kind == "norm" and config.norm_kind == "rms":
+    if step.kind == "norm" and config.is_rms:
         return RMS_FORMULA
     if step.kind == "attention":
         out = ",  out = z W_O" + (" + b_O" if config.biases == "all" else "")

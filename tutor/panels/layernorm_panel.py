@@ -17,7 +17,7 @@ from model import Step, Trace
 from tutor.edits import norm_edit
 from tutor.i18n import t
 from tutor.number_style import visible_piece
-from tutor.panels.step_vectors_panel import dims, is_rms, ln_prefix, norm_token_rows, short_hook, token_rows
+from tutor.panels.step_vectors_panel import dims, ln_prefix, norm_token_rows, short_hook, token_rows
 from tutor.step_words import step_label
 from tutor.text_table import Column, text_table
 from tutor.view import View
@@ -48,7 +48,7 @@ class LayerNormPanel(LiveStatic):
             self.show_content(t("no_norm", lang), "none")
             return
         prefix = ln_prefix(step)  # "blocks.0.ln1"
-        rms = is_rms(view.gpt)
+        rms = view.gpt.config.is_rms
         x = trace[step.in_hook].astype(np.float64)
         x_hat = trace[prefix + ".hook_xhat"].astype(np.float64)
         y = trace[step.out_hook].astype(np.float64)
@@ -113,7 +113,7 @@ def layernorm_rows(view: View, step: Step) -> list[GridRow]:
     trace, lang, prefix = view.trace, view.lang, ln_prefix(step)
     rows = norm_token_rows(trace, view.gpt, step, view.token, lang)
     xhat_hook = prefix + ".hook_xhat"
-    xhat_words, y_words = ("sv_rms_xhat", "sv_rms_y") if is_rms(view.gpt) else ("sv_ln_xhat", "sv_ln_y")
+    xhat_words, y_words = ("sv_rms_xhat", "sv_rms_y") if view.gpt.config.is_rms else ("sv_ln_xhat", "sv_ln_y")
     rows += token_rows(trace, t(xhat_words, lang, hook=short_hook(xhat_hook)), trace[xhat_hook], view.token)
     return rows + token_rows(trace, t(y_words, lang, hook=short_hook(step.out_hook)), trace[step.out_hook], view.token)
 

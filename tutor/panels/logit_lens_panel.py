@@ -144,5 +144,5 @@ def formula_of(gpt: GPT) -> str:
     """The lens's read-out in symbols: the model's own final norm (LayerNorm or RMSNorm, if it has one) and its
     unembedding (W_Eᵀ, or a W_U of its own)."""
     cfg = gpt.config
-    x = ("RMSNorm_final(x)" if cfg.norm_kind == "rms" else "LN_final(x)") if cfg.has_final_norm else "x"
+    x = ("RMSNorm_final(x)" if cfg.is_rms else "LN_final(x)") if cfg.has_final_norm else "x"
     return f"softmax({x}·{'W_Eᵀ' if cfg.tied else 'W_U'})"

@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 
 from model import Step
 from tutor.i18n import pick
+from tutor.model_words import norm_named
 from tutor.number_style import visible_piece
 from tutor.stream_points import residual_points
 from tutor.view import View
@@ -26,7 +27,6 @@ WORDS: dict[str, tuple[str, str]] = {
     "pre_nores": ("no residual, each block x ← F(LN(x))", "没有残差，每块 x ← F(LN(x))"),
     "post_nores": ("no residual, each block x ← LN(F(x))", "没有残差，每块 x ← LN(F(x))"),
     "none_nores": ("no residual, each block x ← F(x)", "没有残差，每块 x ← F(x)"),
-    "rms": ("{wiring}, LN = RMSNorm", "{wiring}，LN 是 RMSNorm"),
     "tokens": ("{n} tokens", "{n} 个词元"),
     "norms": (
         "right: ‖x‖ of {token}'s stream after the embedding, after each block's attention → MLP",
@@ -78,9 +78,7 @@ def overview_lines(view: View) -> tuple[list[Text], int]:
         point.hook: float(np.linalg.norm(trace[point.hook][token].astype(np.float64)))
         for point in residual_points(trace)
     }
-    words = pick(WORDS, wiring_key(config.norm, config.residual), lang)
-    if config.norm_kind == "rms" and config.norm != "none":
-        words = pick(WORDS, "rms", lang, wiring=words)
+    words = norm_named(pick(WORDS, wiring_key(config.norm, config.residual), lang), config, lang)
     lines = [Text(pick(WORDS, "title", lang, model=view.gpt.name, blocks=config.n_layers, wiring=words), style="bold")]
     here = f"{token} {visible_piece(trace.pieces[token])}" if trace.pieces else ""
     lines.append(Text(pick(WORDS, "norms", lang, token=here), style="dim"))

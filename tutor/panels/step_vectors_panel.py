@@ -76,15 +76,10 @@ def ln_prefix(step: Step) -> str:
     return step.out_hook.rsplit(".", 1)[0]
 
 
-def is_rms(gpt: GPT) -> bool:
-    """The model's norms are RMSNorm (`norm_kind` "rms"): x̂ = x / rms, y = γ·x̂, no μ taken away and no β."""
-    return gpt.config.norm_kind == "rms"
-
-
 def norm_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -> list[GridRow]:
     """LayerNorm: x, x̂ = (x − μ)/√(σ²+ε), y = γ·x̂ + β for every token, then γ and β (one row each);
     RMSNorm: x, x̂ = x / rms, y = γ·x̂, then γ."""
-    prefix, rms = ln_prefix(step), is_rms(gpt)
+    prefix, rms = ln_prefix(step), gpt.config.is_rms
     xhat_hook = prefix + ".hook_xhat"
     xhat_words, y_words = ("sv_rms_xhat", "sv_rms_y") if rms else ("sv_ln_xhat", "sv_ln_y")
     rows = token_rows(trace, t("sv_ln_x", lang, hook=short_hook(step.in_hook)), trace[step.in_hook], token)
@@ -95,7 +90,7 @@ def norm_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -> list
 
 def gamma_beta_rows(gpt: GPT, prefix: str, lang: str) -> list[GridRow]:
     gamma = gpt.params[prefix + ".g"]
-    if is_rms(gpt):
+    if gpt.config.is_rms:
         scale = section_scale(gamma)
         return [GridRow(t("sv_gamma", lang, name=short_hook(prefix)), scale=scale), GridRow("γ", gamma, scale=scale)]
     beta = gpt.params[prefix + ".b"]
@@ -113,10 +108,11 @@ def norm_token_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -
     prefix = ln_prefix(step)
     x, x_hat, y = trace[step.in_hook][token], trace[prefix + ".hook_xhat"][token], trace[step.out_hook][token]
     label = token_label(token, trace.pieces[token])
+    rms = gpt.config.is_rms
     shown = [("x", x), ("x̂", x_hat), ("γ", gpt.params[prefix + ".g"])]
-    if not is_rms(gpt):
+    if not rms:
         shown.append(("β", gpt.params[prefix + ".b"]))
-    rows = [GridRow(t("sv_rms_token" if is_rms(gpt) else "sv_ln_token", lang, token=label))]  # each on its own scale
+    rows = [GridRow(t("sv_rms_token" if rms else "sv_ln_token", lang, token=label))]  # each on its own scale
     for name, values in (*shown, ("y", y)):
         norm = float(np.linalg.norm(values.astype(np.float64)))
         rows.append(GridRow(f"{name} ‖{norm:.2f}‖", values, name in ("x", "y"), section_scale(values)))
@@ -126,7 +122,7 @@ def norm_token_rows(trace: Trace, gpt: GPT, step: Step, token: int, lang: str) -
 def norm_note(trace: Trace, step: Step, token: int, lang: str) -> str:
     prefix = ln_prefix(step)
     label = token_label(token, trace.pieces[token])
-    rms = trace.config.norm_kind == "rms"
+    rms = trace.config.is_rms
     bypass = norm_edit(trace, prefix)
     if bypass is not None and bypass.frozen_from is None:  # what if: the trace's μ 0 and scale 1 are the identity's
         return t("sv_rms_bypassed" if rms else "sv_ln_bypassed", lang, token=label)
@@ -267,7 +263,7 @@ def step_picture(view: View) -> Picture:
             tuple(token_label(pos, piece) for pos, piece in enumerate(trace.pieces)),
         )
     if step.kind == "residual":
-        post = "sv_postnorm_rms" if is_rms(gpt) else "sv_postnorm"
+        post = "sv_postnorm_rms" if gpt.config.is_rms else "sv_postnorm"
         note = t(post, lang) if gpt.config.norm == "post" else ""
         return Picture(note, tuple(residual_rows(trace, step, token, lang)), d_model)
     if step.kind == "mlp":

@@ -23,6 +23,7 @@ from textual.widgets import Input, Label, Select, Static
 import model
 from model import GPT, Trace
 from tutor.i18n import pick, t
+from tutor.model_words import norm_named
 from tutor.number_style import visible_piece
 from tutor.panels.residual_panel import bar_fraction, norm_text
 from tutor.patches.footer_labels import localize_bindings
@@ -58,7 +59,6 @@ WORDS: dict[str, tuple[str, str]] = {
     "post_nores": ("post-norm LN(F(x))", "post-norm LN(F(x))"),
     "none": ("no LayerNorm, x + F(x)", "没有 LayerNorm，x + F(x)"),
     "none_nores": ("no LayerNorm, F(x)", "没有 LayerNorm，F(x)"),
-    "rms": ("{norm}, LN = RMSNorm", "{norm}，LN 是 RMSNorm"),
     "pos_sinusoidal": ("sinusoidal positions", "正弦位置编码"),
     "pos_learned": ("learned positions", "可学习的位置向量"),
     "pos_rope": ("RoPE positions (rotated q, k)", "RoPE 位置编码（旋转 q、k）"),
@@ -440,9 +440,7 @@ def wiring(gpt: GPT, lang: str) -> str:
         base = f"{config.pos_base:g}".replace("e+0", "e").replace("e+", "e")  # 10, 1e6
         positional = pick(WORDS, "pos_base", lang, positional=positional, base=base)
     residual = pick(WORDS, "residual" if config.residual else "no_residual", lang)
-    norm_words = pick(WORDS, norm, lang)
-    if config.norm_kind == "rms" and config.norm != "none":  # a Llama folder, the rmsnorm variants
-        norm_words = pick(WORDS, "rms", lang, norm=norm_words)
+    norm_words = norm_named(pick(WORDS, norm, lang), config, lang)
     return pick(WORDS, "wiring", lang, name=gpt.name, norm=norm_words, positional=positional, residual=residual)
 
 

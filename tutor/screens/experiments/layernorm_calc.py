@@ -353,11 +353,11 @@ class LayerNormCalcScreen(ExperimentScreen):
 
     def __init__(self, gpt: GPT, prompt: str, lang: str) -> None:
         super().__init__(gpt=gpt, prompt=prompt, lang=lang)
-        localize_bindings(self, KEY_WORDS if gpt.config.norm_kind != "rms" else {**KEY_WORDS, **RMS_KEY_WORDS}, lang)
+        localize_bindings(self, {**KEY_WORDS, **RMS_KEY_WORDS} if gpt.config.is_rms else KEY_WORDS, lang)
         self.worked: Worked | None = None
         self.model_note = ""
         self.view = VIEWS[0]
-        self.kind = "rms" if gpt.config.norm_kind == "rms" else "layer"  # opens on the model's own norm
+        self.kind = "rms" if gpt.config.is_rms else "layer"  # opens on the model's own norm
 
     def words(self, key: str, **values: object) -> str:
         return pick(WORDS, key, self.lang, **values)
@@ -625,7 +625,7 @@ class LayerNormCalcScreen(ExperimentScreen):
         pos = len(trace.tokens) - 1
         ln = step.out_hook.removesuffix(".hook_normalized")
         x = trace[step.in_hook][pos]
-        rms = gpt.config.norm_kind == "rms"
+        rms = gpt.config.is_rms
         if self.kind != gpt.config.norm_kind:  # the model's own norm, so that its y is the one worked out
             self.action_toggle_kind()
         gamma = gpt.params[f"{ln}.g"]

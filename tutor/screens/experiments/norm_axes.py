@@ -183,7 +183,7 @@ def both_norms(gpt: GPT, trace: Trace, step: Step) -> BothNorms:
     prefix = ln_prefix(step)
     x = trace[step.in_hook].astype(np.float64)
     gamma = gpt.params[prefix + ".g"].astype(np.float64)
-    rms = gpt.config.norm_kind == "rms"  # an RMSNorm has no β: both norms here add none
+    rms = gpt.config.is_rms  # an RMSNorm has no β: both norms here add none
     beta = np.zeros_like(gamma) if rms else gpt.params[prefix + ".b"].astype(np.float64)
     eps = gpt.config.ln_eps
     with np.errstate(all="ignore"):  # one token and ε = 0: 0 / 0 shows as nan, and the words say why
