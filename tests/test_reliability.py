@@ -607,3 +607,34 @@ async def test_lesson_links_cannot_open_files_or_run_anything(tmp_path: Path, mo
             await settle(pilot)
     assert opened == []
     assert not [name for name in loaded if "passwd" in name or "/" in name]
+
+
+async def test_the_place_is_written_when_the_learner_pauses_and_at_most_so_long_after(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """While keys come, no save (a lock, a read, two fsyncs) waits in front of one: the place is written once the
+    learner pauses, and at the latest SAVE_AT_MOST after the first change not yet written."""
+    from tutor import app as app_module
+
+    monkeypatch.setattr(app_module, "SAVE_DELAY", 0.3)
+    monkeypatch.setattr(app_module, "SAVE_AT_MOST", 1.0)
+    store = ProgressStore(tmp_path / "progress.json")
+    app = make_app(store)
+    saves: list[dict] = []
+    real_save = store.save
+    monkeypatch.setattr(store, "save", lambda progress: saves.append(dict(progress.last)) or real_save(progress))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.4)
+        saves.clear()
+        for n in range(5):  # a key every 0.1 s for 0.5 s: nothing written meanwhile
+            app.remember(prompt=f"keys {n}")
+            await pilot.pause(0.1)
+        assert saves == []
+        await pilot.pause(0.5)  # the pause: written once, the last place
+        assert [save["prompt"] for save in saves] == ["keys 4"]
+        saves.clear()
+        for n in range(16):  # keys for 1.6 s without a pause: written within SAVE_AT_MOST all the same
+            app.remember(prompt=f"more {n}")
+            await pilot.pause(0.1)
+        assert saves and saves[0]["prompt"] != "more 15"  # while the keys still came

@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -72,7 +73,8 @@ small_window.install(
     ),
     own_guard=(MainScreen,),  # keeps its widgets in place, with the same words (MainScreen.on_resize)
 )
-SAVE_DELAY = 0.5  # seconds
+SAVE_DELAY = 0.5  # seconds without a change before the learner's place is written …
+SAVE_AT_MOST = 5.0  # … but never later than this after the first change not yet written
 WEB_EXIT_SECONDS = 2.0  # a browser tab's tutor, told to end (SIGTERM, SIGHUP), has saved and is gone by then
 START_AT_MOST = 2.0  # seconds after the start: the collector is on again even if the main screen drew no frame
 WORDS: dict[str, Words] = {  # key: (en, zh)
@@ -205,6 +207,7 @@ class TutorApp(App[None]):
             self.read_to_end.add(self.progress.last["read_to_end"])
         self.clock = LessonClock()  # time with each lesson open, added to the progress at each save
         self._save_timer: Timer | None = None
+        self._unsaved_since = 0.0  # time.monotonic() of the first change the save timer waits to write
         self._saving = False  # inside store.save: a signal that comes then does not save over it
         self._exit_soon: threading.Timer | None = None  # a browser tab's tutor told to end: its last resort
         self._loop_for_signals: asyncio.AbstractEventLoop | None = None
@@ -329,12 +332,19 @@ class TutorApp(App[None]):
         """Keep where the learner is (lesson, step, prompt, model, language, what a small window shows, the
         lesson last read to its end).
 
-        Written atomically at most every SAVE_DELAY seconds (a keystroke must not wait for fsync),
-        and at once on exit.
+        Written atomically once the learner has paused for SAVE_DELAY seconds, or SAVE_AT_MOST seconds after the
+        first change not yet written, and at once on exit: a key must not wait for a lock, a read and two fsyncs
+        (milliseconds on a local disk, far more on a lab's network home folder) while the learner is pressing keys.
         """
         self.progress.last.update(changes)
+        now = time.monotonic()
         if self._save_timer is None:
-            self._save_timer = self.set_timer(SAVE_DELAY, self._save)
+            self._unsaved_since = now
+        elif now - self._unsaved_since < SAVE_AT_MOST - SAVE_DELAY:
+            self._save_timer.stop()  # still pressing keys: wait for the pause
+        else:
+            return  # the timer set writes within SAVE_DELAY, SAVE_AT_MOST after the first change
+        self._save_timer = self.set_timer(SAVE_DELAY, self._save)
 
     def open_lesson_id(self) -> str | None:
         lesson = self.main.place.lesson
