@@ -336,7 +336,8 @@ def echo_rows(quick: bool) -> list[Row]:
 
 def terminal_rows(quick: bool) -> list[Row]:
     from tutor.bench.measure import percentile
-    from tutor.bench.terminal import MINIMAL, MINIMAL_READY, TUTOR, TUTOR_READY, session
+    from tutor.bench.pilot import PROMPT
+    from tutor.bench.terminal import MINIMAL, MINIMAL_READY, TUTOR, TUTOR_READY, keystrokes, session
 
     steps = 4 if quick else 26
     starts = 1 if quick else 6  # first screens, the two apps in turn: one start is too noisy on a shared machine
@@ -385,6 +386,24 @@ def terminal_rows(quick: bool) -> list[Row]:
                     ours.rss <= 100 * MB,
                 )
             )
+    typing = PROMPT[:4] if quick else PROMPT
+    ours_keys = keystrokes(TUTOR, TUTOR_READY, typing, steps)
+    floor_keys = keystrokes(MINIMAL, MINIMAL_READY, typing, steps)
+    for kind, words in (("type", "typing a character"), ("step", "step key ↓/↑")):
+        latencies, floor_latencies = ours_keys.latencies[kind], floor_keys.latencies[kind]
+        p95, ref95 = percentile(latencies, 0.95), percentile(floor_latencies, 0.95)
+        rows.append(
+            Row(
+                f"keystroke → last byte drawn, {words}, tiny, 120×40 (pty, {len(latencies)} keys)",
+                f"p50 {median(latencies) / MS:.1f} ms, p95 {p95 / MS:.1f} ms "
+                f"(CPU p50 {median(ours_keys.cpu[kind]) / MS:.1f} ms)",
+                f"minimal Textual app p50 {median(floor_latencies) / MS:.1f} ms, p95 {ref95 / MS:.1f} ms "
+                f"(CPU p50 {median(floor_keys.cpu[kind]) / MS:.1f} ms)",
+                p95 / ref95,
+                "p95 ≤ 3× minimal and ≤ 33 ms",
+                p95 <= 3 * ref95 and p95 <= 0.033,
+            )
+        )
     return rows
 
 

@@ -175,6 +175,59 @@ def session(command: list[str], ready: tuple[bytes, ...], truecolor: bool, steps
             terminal.close()
 
 
+KEY_QUIET = 0.15  # seconds with no output after which a key's frames are all written (an idle tutor writes nothing)
+
+
+@dataclass
+class Keystrokes:
+    # per kind ("type": a character typed into the prompt, "step": ↓ then ↑), for every key: seconds from its write
+    # to the pty to the last byte it drew, and the process's CPU seconds over that (all threads, to the nanosecond)
+    latencies: dict[str, list[float]]
+    cpu: dict[str, list[float]]
+
+
+def keystrokes(command: list[str], ready: tuple[bytes, ...], typing: str, steps: int, size=(120, 40)) -> Keystrokes:
+    """One app in a pty, as a learner's terminal runs it: `typing` typed into an emptied prompt a key at a time, then
+    ↓ `steps` times and ↑ as often. A key is done at the last byte read before the app has been quiet for KEY_QUIET:
+    everything it drew, through the terminal driver and its writer thread, which the pilot's headless driver skips
+    (and without the pilot's wait on every widget, which a terminal does not have). The CPU counts the quiet wait
+    too (an idle tutor uses ~2 ms a second: ~0.3 ms a key)."""
+    compile_sources()
+    with tempfile.TemporaryDirectory() as state:
+        terminal = spawn(command, size, False, Path(state))
+        try:
+            wait_for_first_screen([terminal], ready, 60)
+            pump_all([terminal], ready, 5, until_quiet=0.5)
+            os.write(terminal.master, b"\x15")  # ctrl+u: an empty prompt
+            pump_all([terminal], ready, 5, until_quiet=0.5)
+            keys = {"type": [char.encode() for char in typing], "step": [DOWN] * steps + [UP] * steps}
+            latencies: dict[str, list[float]] = {kind: [] for kind in keys}
+            cpu: dict[str, list[float]] = {kind: [] for kind in keys}
+            for kind, sequence in keys.items():
+                for key in sequence:
+                    cpu_before, written = task_cpu(terminal.process.pid), time.perf_counter()
+                    os.write(terminal.master, key)
+                    latencies[kind].append(_last_output(terminal, ready, written) - written)
+                    cpu[kind].append(task_cpu(terminal.process.pid) - cpu_before)
+            return Keystrokes(latencies, cpu)
+        finally:
+            terminal.close()
+
+
+def _last_output(terminal: Terminal, ready: tuple[bytes, ...], since: float, timeout: float = 10.0) -> float:
+    """When the last byte came, once `terminal` has written and then been quiet for KEY_QUIET."""
+    last = None
+    deadline = since + timeout
+    while time.perf_counter() < deadline:
+        wait = (last if last is not None else since) + KEY_QUIET - time.perf_counter()
+        readable, _, _ = select.select([terminal.master], [], [], max(0.0, wait))
+        if readable and terminal.pump(ready):
+            last = time.perf_counter()
+        elif last is not None and time.perf_counter() - last >= KEY_QUIET:
+            return last
+    raise TimeoutError("a key drew nothing" if last is None else "a key kept drawing")
+
+
 @dataclass
 class Crowd:
     count: int
