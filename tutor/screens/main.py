@@ -20,14 +20,14 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from model import GPT, Trace
-from tutor.catalogue import PANEL, TABS, panel_label
+from tutor.catalogue import PANEL, PANEL_FOR_KIND, TABS, panel_label
 from tutor.host import Host
 from tutor.i18n import LANGUAGE_NAMES, say, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH, Layout
 from tutor.lens import LensReadings
 from tutor.panels.edits_bar import EditsBar
 from tutor.panels.next_token_panel import NextTokenPanel
-from tutor.panels.panes import drawn_by, tab_panes
+from tutor.panels.panes import drawn_by, import_tab_panels, tab_panes
 from tutor.panels.residual_panel import ResidualPanel
 from tutor.panels.step_info import StepInfo
 from tutor.panels.token_strip import TokenStrip
@@ -107,7 +107,9 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
                 yield StepBar(id="stepbar")
                 yield StepInfo(id="stepinfo")
                 yield EditsBar(id="edits")
-                yield PanelSwitcher(self.panel_labels(), *tab_panes(), id="panels")  # the catalogue's tabs
+                yield PanelSwitcher(  # the catalogue's tabs
+                    self.panel_labels(), *tab_panes(), id="panels", on_shown=lambda _: self.panel_switched()
+                )
             with Vertical(id="side"):
                 with VerticalScroll():
                     yield ResidualPanel(id="side-residual")
@@ -122,9 +124,12 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         self.panel_switched()
 
     def first_frame_drawn(self) -> None:
-        """What need not be in the first frame: the panels not in view, mounted now so that each is whole when
-        first shown. (The lesson's code is highlighted when it first comes into view: see LessonView.)"""
-        self.query_one("#panels", PanelSwitcher).mount_hidden()
+        """What need not be in the first frame: the panels a step key opens, mounted now so that each is whole when
+        first shown and a step key never waits for a mount; the other tabs' modules, so that one first shown (F6,
+        ctrl+r, a lesson) has only its widgets to mount. Those are mounted then: every widget on the screen
+        costs on every key. (The lesson's code is highlighted when it first comes into view: see LessonView.)"""
+        import_tab_panels()
+        self.query_one("#panels", PanelSwitcher).mount_hidden(PANEL_FOR_KIND.values())
 
     def panel_labels(self) -> dict[str, str]:
         return {panel: panel_label(panel, self.lang) for panel in TABS}  # "tokens" is always in view, not a tab

@@ -5,15 +5,17 @@ the tab changes: on every step key that changes panel, a dozen widgets repainted
 frame. Here the names are one line of text and the switch is a ContentSwitcher's.
 
 Only the first panel is mounted with the switcher: mounting the hidden ones (their widgets, their
-styles) was a fifth of the time to the first screen. The rest are mounted by `mount_hidden`, after
-the first frame, or when asked for before that; a panel still mounting is shown once it is mounted,
-so the panel in view is always a whole one. A pane may be given as its id and what makes it: it is made when
-mounted (the catalogue's panels import their modules then, after the first frame).
+styles) was a fifth of the time to the first screen, and every widget mounted costs on every key after it
+(Textual's message handling; the pilot's wait sends each a callback). The rest are mounted by `mount_hidden`
+(those a step key opens, after the first frame: a step key should not wait for a mount) or when first asked
+for (F6, a click, a lesson: ~25 ms more, once); a panel still mounting is shown once it is mounted, and `on_shown` is
+called as it is shown, before any frame can show it, so the panel in view is always a whole one. A pane may be
+given as its id and what makes it: it is made when mounted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from textual.app import ComposeResult
@@ -60,8 +62,17 @@ class PanelSwitcher(Vertical):
         def control(self) -> PanelSwitcher:  # what `@on(PanelSwitcher.Switched, "#id")` matches
             return self.switcher
 
-    def __init__(self, labels: dict[str, str], *panes: Pane, id: str | None = None) -> None:
+    def __init__(
+        self,
+        labels: dict[str, str],
+        *panes: Pane,
+        id: str | None = None,
+        on_shown: Callable[[str], object] | None = None,
+    ) -> None:
+        """`on_shown(panel)`: a panel that was still mounting when asked for is shown (draw it there: the Switched
+        message comes after, and a frame may come between)."""
         super().__init__(id=id)
+        self._on_shown = on_shown
         self._labels = labels
         self._order = [_pane_id(pane) for pane in panes]
         self._unmounted = {_pane_id(pane): pane for pane in panes[1:]}  # mounted by mount_hidden or when asked for
@@ -101,10 +112,11 @@ class PanelSwitcher(Vertical):
         self.query_one(PanelTabs).active = panel
         self.post_message(self.Switched(self, panel))
 
-    def mount_hidden(self) -> None:
-        """Mount every panel not mounted yet (they stay hidden until shown)."""
+    def mount_hidden(self, panels: Collection[str] | None = None) -> None:
+        """Mount these panels (None: every one) not mounted yet; they stay hidden until shown."""
         for panel in list(self._unmounted):
-            self._mount(panel)
+            if panels is None or panel in panels:
+                self._mount(panel)
 
     async def settled(self) -> None:
         """Once every panel being mounted is: the panel asked for in the meantime is shown."""
@@ -134,6 +146,8 @@ class PanelSwitcher(Vertical):
         wanted = self._wanted
         if wanted is not None and wanted not in self._mounting and wanted not in self._unmounted:
             self.active = wanted
+            if self._on_shown is not None:
+                self._on_shown(wanted)
 
     def set_labels(self, labels: dict[str, str]) -> None:
         self.query_one(PanelTabs).set_labels(labels)
