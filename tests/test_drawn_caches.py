@@ -3,9 +3,11 @@ each cache here is fed the change it could miss, and the screen must show it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from helpers import screen_text
+import pytest
+from helpers import screen_text, settle
 from test_widgets import Host  # one widget on an empty screen
 from textual.app import App, ComposeResult
 
@@ -182,3 +184,49 @@ async def test_the_top_bar_is_made_again_when_the_model_is_lit_or_the_language_c
         main.update_topbar()
         await pilot.pause()
         assert "模型 tiny" in screen_text(app, "#topbar")
+
+
+async def test_the_side_panels_are_mounted_when_the_window_first_grows_wide_and_come_drawn(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#side (the residual table and the next-token guess, from 170 columns) is mounted the first time the window
+    is wide; frames forced while it mounts must never show it before its panels are drawn for the prompt."""
+    from helpers import make_app
+
+    from tutor.panels.residual_panel import ResidualPanel
+
+    drawn: list[str] = []
+    show = ResidualPanel.show
+    monkeypatch.setattr(ResidualPanel, "show", lambda panel, view: drawn.append(panel.id or "") or show(panel, view))
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        main = app.main
+        assert not main.query("#side") and not main.query("#side-residual")  # never wide: never mounted
+        frames: list[tuple[bool, int]] = []  # (#side in the frame, how often the side's table had been drawn)
+        display = app._display
+
+        def noted(screen: object, renderable: object) -> None:
+            display(screen, renderable)
+            side = main.query("#side")
+            frames.append((bool(side) and side.first().display, drawn.count("side-residual")))
+
+        monkeypatch.setattr(app, "_display", noted)
+        loop = asyncio.get_running_loop()
+        for n in range(40):  # a frame every 2 ms, as the mount goes on
+            loop.call_later(n * 0.002, main._on_timer_update)
+        await pilot.resize_terminal(200, 50)
+        await settle(pilot)
+        shown = [times for in_frame, times in frames if in_frame]
+        assert shown and min(shown) >= 1, frames
+        table = screen_text(app, "#side-residual")
+        assert "‖x‖" in table and "2 狗" in table, table
+        await pilot.resize_terminal(120, 40)  # narrower again: kept, hidden
+        await settle(pilot)
+        assert not main.query_one("#side").display
+        await pilot.press("backspace")  # a change while hidden is drawn when the window is wide again
+        await pilot.resize_terminal(200, 50)
+        await settle(pilot)
+        table = screen_text(app, "#side-residual")
+        assert "1 追" in table and "2 狗" not in table, table

@@ -80,6 +80,8 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         self.model_flash = False  # the top bar's model name lit: a lesson switched the model (small windows)
         self.requested: tuple[str, GPT, bool] | None = None  # the pass on its way: (prompt, model, with gradients)
         self.layout_now = Layout()  # what the window shows: the lesson, the panels or both (tutor/layout.py)
+        self._side: Vertical | None = None  # the side panels, once the window has been wide (see show_side)
+        self._side_mounted = False
         # a small window shows the lesson first (a new learner's, or where a returning learner left it): see on_resize
         self.start_on_lesson = False
 
@@ -110,11 +112,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
                 yield PanelSwitcher(  # the catalogue's tabs
                     self.panel_labels(), *tab_panes(), id="panels", on_shown=lambda _: self.panel_switched()
                 )
-            with Vertical(id="side"):
-                with VerticalScroll():
-                    yield ResidualPanel(id="side-residual")
-                with VerticalScroll():
-                    yield NextTokenPanel(id="side-next")
+            # the side panels (#side) are mounted when the window is first wide: see show_side
         yield Static(id="too-small")
         yield TutorFooter(compact=True)
 
@@ -164,10 +162,36 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         self.layout_now = layout
         for name, on_ in layout.classes().items():
             self.set_class(on_, name)
+        if layout.wide:
+            self.show_side()
         self.focus_what_is_shown()
         self.refresh_bindings()
         self.remember_view()
         self.refresh_panels()
+
+    def show_side(self) -> None:
+        """The residual table and the next-token guess beside the tabs (a wide window): mounted the first time the
+        window is wide, not hidden in every narrower one (each widget on the screen costs on every key), and kept
+        out of view (app.tcss's "-drawing") until they are drawn, so that they come whole."""
+        if self._side is not None:
+            return
+        side = Vertical(
+            VerticalScroll(ResidualPanel(id="side-residual")),
+            VerticalScroll(NextTokenPanel(id="side-next")),
+            id="side",
+            classes="-drawing",
+        )
+        self._side = side
+        mounting = self.query_one("#body", Horizontal).mount(side)
+
+        async def mounted() -> None:
+            await mounting
+            self._side_mounted = True
+            self._drawn = ()  # the same view drawn again, the side panels with it
+            self.refresh_panels()
+            side.remove_class("-drawing")
+
+        self.call_next(mounted)
 
     # -- drawing -------------------------------------------------------------------------------
 
@@ -211,7 +235,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
             pass
         elif active in PANEL:
             drawn_by(self.query_one(f"#{active}")).show(view)
-        if self.layout_now.wide:
+        if self.layout_now.wide and self._side_mounted:
             self.query_one("#side-residual", ResidualPanel).show(view)
             self.query_one("#side-next", NextTokenPanel).show(view)
         return True
