@@ -230,3 +230,39 @@ async def test_the_side_panels_are_mounted_when_the_window_first_grows_wide_and_
         await settle(pilot)
         table = screen_text(app, "#side-residual")
         assert "1 追" in table and "2 狗" not in table, table
+
+
+async def test_the_position_pictures_are_mounted_when_first_taught_and_come_drawn(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Vectors tab's position pictures (9 widgets) are mounted when the positions are first taught; frames
+    forced while they mount must never lay the panel out for them before they are drawn."""
+    from helpers import make_app
+
+    from tutor.panels.vectors_panel import VectorsPanel
+    from tutor.paths import content_dir
+    from tutor.widgets.position_pictures import PositionPictures
+
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        main = app.main
+        panel = main.query_one(VectorsPanel)
+        assert panel.display and not main.query(PositionPictures)  # a new learner: not taught, not mounted
+        frames: list[tuple[bool, bool]] = []  # (laid out for the pictures, the pictures drawn)
+        display = app._display
+
+        def noted(screen: object, renderable: object) -> None:
+            display(screen, renderable)
+            pictures = main.query(PositionPictures)
+            frames.append((panel.has_class("-pictures"), bool(pictures) and pictures.first().key is not None))
+
+        monkeypatch.setattr(app, "_display", noted)
+        loop = asyncio.get_running_loop()
+        for n in range(40):
+            loop.call_later(n * 0.002, main._on_timer_update)
+        app.action_show_everything()  # the positions taught
+        await settle(pilot)
+        assert any(shown for shown, _ in frames) and all(drawn for shown, drawn in frames if shown), frames
+        assert main.query_one(PositionPictures).region.height >= 12
+        assert "PE(pos, dim)" in screen_text(app, "#vectors-pictures")
