@@ -222,6 +222,8 @@ async def test_the_side_panels_are_mounted_when_the_window_first_grows_wide_and_
         assert shown and min(shown) >= 1, frames
         table = screen_text(app, "#side-residual")
         assert "‖x‖" in table and "2 狗" in table, table
+        guess = main.query_one("#side-next")  # its rows made for its own room, as in a window started wide
+        assert guess.size.height <= guess.parent.size.height, (guess.size, guess.parent.size)  # type: ignore[union-attr]
         await pilot.resize_terminal(120, 40)  # narrower again: kept, hidden
         await settle(pilot)
         assert not main.query_one("#side").display
