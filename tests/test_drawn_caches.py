@@ -268,3 +268,38 @@ async def test_the_position_pictures_are_mounted_when_first_taught_and_come_draw
         assert any(shown for shown, _ in frames) and all(drawn for shown, drawn in frames if shown), frames
         assert main.query_one(PositionPictures).region.height >= 12
         assert "PE(pos, dim)" in screen_text(app, "#vectors-pictures")
+
+
+async def test_the_parts_the_screen_holds_are_the_ones_on_it(store) -> None:
+    """MainScreen holds the parts every key draws (not looked up again each key): after a language switch, F3 and a
+    lesson opened they must still be the widgets on the screen, or a key would draw into one nobody sees."""
+    from helpers import make_app
+
+    from tutor.panels.edits_bar import EditsBar
+    from tutor.panels.step_info import StepInfo
+    from tutor.panels.token_strip import TokenStrip
+    from tutor.paths import content_dir
+    from tutor.widgets.lesson_view import LessonView
+    from tutor.widgets.panel_switcher import PanelSwitcher
+    from tutor.widgets.step_bar import StepBar
+
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        main = app.main
+        await pilot.press("f5", "f3", "f3")
+        await app.open_lesson("layernorm")
+        await settle(pilot)
+        await pilot.press("ctrl+u", *"狗追猫")
+        await settle(pilot)
+        held = (main.panel_switcher, main.token_strip, main.step_bar, main.step_info, main.edits_bar, main.lesson_view)
+        found = (
+            main.query_one("#panels", PanelSwitcher),
+            main.query_one(TokenStrip),
+            main.query_one(StepBar),
+            main.query_one(StepInfo),
+            main.query_one(EditsBar),
+            main.query_one(LessonView),
+        )
+        assert all(a is b for a, b in zip(held, found, strict=True))
+        assert "2 猫" in screen_text(app, "#tokens")

@@ -8,6 +8,7 @@ layout is one record (tutor/layout.py), the logit lens is read outside the panel
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cached_property
 from time import monotonic
 from typing import cast
 
@@ -95,6 +96,33 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
     def typed_prompt(self) -> str:
         """The prompt as typed (its pass may still be on its way)."""
         return self.query_one("#prompt", Input).value
+
+    # the parts every key draws or asks, composed once and never replaced: held, not looked up again on each key
+    # (a query walks the screen's widgets: ~0.4 ms of a step key)
+
+    @cached_property
+    def panel_switcher(self) -> PanelSwitcher:
+        return self.query_one("#panels", PanelSwitcher)
+
+    @cached_property
+    def token_strip(self) -> TokenStrip:
+        return self.query_one(TokenStrip)
+
+    @cached_property
+    def step_bar(self) -> StepBar:
+        return self.query_one(StepBar)
+
+    @cached_property
+    def step_info(self) -> StepInfo:
+        return self.query_one(StepInfo)
+
+    @cached_property
+    def edits_bar(self) -> EditsBar:
+        return self.query_one(EditsBar)
+
+    @cached_property
+    def lesson_view(self) -> LessonView:
+        return self.query_one(LessonView)
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -203,7 +231,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         view = self.view()
         if view is None or not self.is_mounted:
             return False
-        tabs = self.query_one("#panels", PanelSwitcher)
+        tabs = self.panel_switcher
         if tabs.active == "residual" and tabs.display and view.n_tokens and not self.layout_now.too_small:
             view = replace(view, lens=self.lens.rows(view.gpt, view.trace, view.token))  # None: on its way
         drawn = (
@@ -222,12 +250,12 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
             return False  # a second request for the same picture (a tab switch reports itself after the key drew it)
         self.drawn_trace, self._drawn = view.trace, drawn
         self.update_topbar()
-        self.query_one(TokenStrip).show(view)
-        self.query_one(StepBar).show(view.trace.steps, view.step_index, view.backward)
+        self.token_strip.show(view)
+        self.step_bar.show(view.trace.steps, view.step_index, view.backward)
         if view.backward != self._footer_backward:
             self.localize_footer()
-        self.query_one(StepInfo).show(view)
-        self.query_one(EditsBar).show(view)
+        self.step_info.show(view)
+        self.edits_bar.show(view)
         if self.layout_now.too_small:
             return True
         active = tabs.active
@@ -315,7 +343,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While the lesson has the focus, the arrows and page keys scroll it instead of stepping (and its own
         bindings scroll it with alt+↓↑ too); alt+↓↑ is there only while the lesson is in view."""
-        lesson = self.query_one(LessonView)
+        lesson = self.lesson_view
         in_lesson = self.focused is not None and lesson in self.focused.ancestors_with_self
         if action in {"step", "block", "first_step", "last_step"} and in_lesson:
             return False
