@@ -274,6 +274,7 @@ async def test_the_parts_the_screen_holds_are_the_ones_on_it(store) -> None:
     """MainScreen holds the parts every key draws (not looked up again each key): after a language switch, F3 and a
     lesson opened they must still be the widgets on the screen, or a key would draw into one nobody sees."""
     from helpers import make_app
+    from textual.widgets import ContentSwitcher
 
     from tutor.panels.edits_bar import EditsBar
     from tutor.panels.step_info import StepInfo
@@ -281,6 +282,7 @@ async def test_the_parts_the_screen_holds_are_the_ones_on_it(store) -> None:
     from tutor.paths import content_dir
     from tutor.widgets.lesson_view import LessonView
     from tutor.widgets.panel_switcher import PanelSwitcher
+    from tutor.widgets.panel_tabs import PanelTabs
     from tutor.widgets.step_bar import StepBar
 
     app = make_app(store, content_dir())
@@ -302,4 +304,7 @@ async def test_the_parts_the_screen_holds_are_the_ones_on_it(store) -> None:
             main.query_one(LessonView),
         )
         assert all(a is b for a, b in zip(held, found, strict=True))
+        tabs = main.panel_switcher
+        assert tabs.pane(tabs.active) is main.query_one(f"#{tabs.active}")  # the switcher holds its parts too
+        assert tabs._tabs is main.query_one(PanelTabs) and tabs._switcher is main.query_one(ContentSwitcher)
         assert "2 猫" in screen_text(app, "#tokens")

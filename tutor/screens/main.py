@@ -262,7 +262,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         if not self.layout_now.panels_shown:
             pass
         elif active in PANEL:
-            drawn_by(self.query_one(f"#{active}")).show(view)
+            drawn_by(tabs.pane(active)).show(view)
         if self.layout_now.wide and self._side_mounted:
             self.query_one("#side-residual", ResidualPanel).show(view)
             self.query_one("#side-next", NextTokenPanel).show(view)

@@ -73,24 +73,28 @@ class PanelSwitcher(Vertical):
         message comes after, and a frame may come between)."""
         super().__init__(id=id)
         self._on_shown = on_shown
-        self._labels = labels
         self._order = [_pane_id(pane) for pane in panes]
         self._unmounted = {_pane_id(pane): pane for pane in panes[1:]}  # mounted by mount_hidden or when asked for
-        self._first = _made(panes[0]) if panes else None
+        first = _made(panes[0]) if panes else None
+        # the two parts, held: every step key asks them (a query walks the children)
+        self._tabs = PanelTabs(labels)
+        self._tabs.active = (first.id or "") if first else ""
+        self._switcher = Switcher(*([first] if first else []), initial=first.id if first else None)
         self._mounting: dict[str, AwaitMount] = {}
         self._wanted: str | None = None  # asked for while still mounting: shown once mounted
 
     def compose(self) -> ComposeResult:
-        first = self._first.id if self._first else None
-        tabs = PanelTabs(self._labels)
-        tabs.active = first or ""
-        yield tabs
-        yield Switcher(*([self._first] if self._first else []), initial=first)
+        yield self._tabs
+        yield self._switcher
+
+    def pane(self, panel: str) -> Widget:
+        """The pane of a panel mounted."""
+        return self._switcher.get_child_by_id(panel)
 
     @property
     def active(self) -> str:
         """The panel shown (one asked for that is still mounting is not shown yet)."""
-        return self.query_one(ContentSwitcher).current or ""
+        return self._switcher.current or ""
 
     @property
     def asked(self) -> str:
@@ -105,11 +109,11 @@ class PanelSwitcher(Vertical):
             self._mount(panel)
             return
         self._wanted = None
-        switcher = self.query_one(ContentSwitcher)
+        switcher = self._switcher
         if panel == switcher.current:
             return
         switcher.current = panel
-        self.query_one(PanelTabs).active = panel
+        self._tabs.active = panel
         self.post_message(self.Switched(self, panel))
 
     def mount_hidden(self, panels: Collection[str] | None = None) -> None:
@@ -129,7 +133,7 @@ class PanelSwitcher(Vertical):
         if given is None:
             return
         pane = _made(given)
-        switcher = self.query_one(ContentSwitcher)
+        switcher = self._switcher
         later = [p for p in self._order[self._order.index(panel) + 1 :] if p not in self._unmounted]  # in order
         pane.display = False
         mounting = switcher.mount(pane, before=f"#{later[0]}" if later else None)
@@ -150,7 +154,7 @@ class PanelSwitcher(Vertical):
                 self._on_shown(wanted)
 
     def set_labels(self, labels: dict[str, str]) -> None:
-        self.query_one(PanelTabs).set_labels(labels)
+        self._tabs.set_labels(labels)
 
     def on_panel_tabs_chosen(self, message: PanelTabs.Chosen) -> None:
         message.stop()
