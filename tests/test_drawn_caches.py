@@ -308,3 +308,42 @@ async def test_the_parts_the_screen_holds_are_the_ones_on_it(store) -> None:
         assert tabs.pane(tabs.active) is main.query_one(f"#{tabs.active}")  # the switcher holds its parts too
         assert tabs._tabs is main.query_one(PanelTabs) and tabs._switcher is main.query_one(ContentSwitcher)
         assert "2 猫" in screen_text(app, "#tokens")
+
+
+async def test_a_line_chart_keeps_its_curves_while_the_marker_moves_and_never_shows_old_ones() -> None:
+    """LineChart keeps its plotted curves between marker moves (the Residual tab's step key): a moved marker is
+    drawn at its new column only; new curves of the same ranges, another size or NO_COLOR are plotted again."""
+    from tutor.widgets.line_chart import Y_LABEL_WIDTH, LineChart, Series
+
+    chart = LineChart()
+
+    def plot() -> list[str]:
+        return ["".join(segment.text for segment in chart.render_line(y))[Y_LABEL_WIDTH:] for y in range(1, 11)]
+
+    def marked_columns() -> set[int]:
+        return {line.index("┊") for line in plot() if "┊" in line}
+
+    rising = [Series("up", [0, 1, 2, 3], [0.0, 1.0, 2.0, 3.0], "#ffaf00", "•")]
+    falling = [Series("down", [0, 1, 2, 3], [3.0, 2.0, 1.0, 0.0], "#ffaf00", "•")]
+    ranges = {"x_range": (0.0, 3.0), "y_range": (0.0, 3.0)}
+    async with Host(chart).run_test(size=(40, 14)) as pilot:
+        chart.set_series(rising, x_marker=1, **ranges)
+        await pilot.pause()
+        up, first = plot(), marked_columns()
+        assert len(first) == 1
+        chart.move_marker(2)
+        await pilot.pause()
+        second = marked_columns()
+        assert len(second) == 1 and second != first  # at its new column, gone from the old one
+        assert [line.replace("┊", " ") for line in plot()] == [line.replace("┊", " ") for line in up]  # same curves
+        chart.set_series(falling, x_marker=2, **ranges)  # other curves, the same ranges and size
+        await pilot.pause()
+        down = plot()
+        assert up[0].rstrip().endswith("⠊") and down[0].startswith("⠑")  # the top row: rising right, falling left
+        await pilot.resize_terminal(30, 14)  # narrower: plotted again for the width
+        await pilot.pause()
+        assert max(len(line.rstrip()) for line in plot()) <= 30 - Y_LABEL_WIDTH
+        pilot.app.no_color = True  # NO_COLOR: markers, not braille
+        chart.refresh()
+        await pilot.pause()
+        assert any("•" in line for line in plot()) and not any("⠀" < ch <= "⣿" for line in plot() for ch in line)
