@@ -3,9 +3,11 @@ each cache here is fed the change it could miss, and the screen must show it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from helpers import screen_text
+import pytest
+from helpers import screen_text, settle
 from test_widgets import Host  # one widget on an empty screen
 from textual.app import App, ComposeResult
 
@@ -182,3 +184,166 @@ async def test_the_top_bar_is_made_again_when_the_model_is_lit_or_the_language_c
         main.update_topbar()
         await pilot.pause()
         assert "模型 tiny" in screen_text(app, "#topbar")
+
+
+async def test_the_side_panels_are_mounted_when_the_window_first_grows_wide_and_come_drawn(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#side (the residual table and the next-token guess, from 170 columns) is mounted the first time the window
+    is wide; frames forced while it mounts must never show it before its panels are drawn for the prompt."""
+    from helpers import make_app
+
+    from tutor.panels.residual_panel import ResidualPanel
+
+    drawn: list[str] = []
+    show = ResidualPanel.show
+    monkeypatch.setattr(ResidualPanel, "show", lambda panel, view: drawn.append(panel.id or "") or show(panel, view))
+    app = make_app(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+u", *"猫追狗")
+        await settle(pilot)
+        main = app.main
+        assert not main.query("#side") and not main.query("#side-residual")  # never wide: never mounted
+        frames: list[tuple[bool, int]] = []  # (#side in the frame, how often the side's table had been drawn)
+        display = app._display
+
+        def noted(screen: object, renderable: object) -> None:
+            display(screen, renderable)
+            side = main.query("#side")
+            frames.append((bool(side) and side.first().display, drawn.count("side-residual")))
+
+        monkeypatch.setattr(app, "_display", noted)
+        loop = asyncio.get_running_loop()
+        for n in range(40):  # a frame every 2 ms, as the mount goes on
+            loop.call_later(n * 0.002, main._on_timer_update)
+        await pilot.resize_terminal(200, 50)
+        await settle(pilot)
+        shown = [times for in_frame, times in frames if in_frame]
+        assert shown and min(shown) >= 1, frames
+        table = screen_text(app, "#side-residual")
+        assert "‖x‖" in table and "2 狗" in table, table
+        guess = main.query_one("#side-next")  # its rows made for its own room, as in a window started wide
+        assert guess.size.height <= guess.parent.size.height, (guess.size, guess.parent.size)  # type: ignore[union-attr]
+        await pilot.resize_terminal(120, 40)  # narrower again: kept, hidden
+        await settle(pilot)
+        assert not main.query_one("#side").display
+        await pilot.press("backspace")  # a change while hidden is drawn when the window is wide again
+        await pilot.resize_terminal(200, 50)
+        await settle(pilot)
+        table = screen_text(app, "#side-residual")
+        assert "1 追" in table and "2 狗" not in table, table
+
+
+async def test_the_position_pictures_are_mounted_when_first_taught_and_come_drawn(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Vectors tab's position pictures (9 widgets) are mounted when the positions are first taught; frames
+    forced while they mount must never lay the panel out for them before they are drawn."""
+    from helpers import make_app
+
+    from tutor.panels.vectors_panel import VectorsPanel
+    from tutor.paths import content_dir
+    from tutor.widgets.position_pictures import PositionPictures
+
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        main = app.main
+        panel = main.query_one(VectorsPanel)
+        assert panel.display and not main.query(PositionPictures)  # a new learner: not taught, not mounted
+        frames: list[tuple[bool, bool]] = []  # (laid out for the pictures, the pictures drawn)
+        display = app._display
+
+        def noted(screen: object, renderable: object) -> None:
+            display(screen, renderable)
+            pictures = main.query(PositionPictures)
+            frames.append((panel.has_class("-pictures"), bool(pictures) and pictures.first().key is not None))
+
+        monkeypatch.setattr(app, "_display", noted)
+        loop = asyncio.get_running_loop()
+        for n in range(40):
+            loop.call_later(n * 0.002, main._on_timer_update)
+        app.action_show_everything()  # the positions taught
+        await settle(pilot)
+        assert any(shown for shown, _ in frames) and all(drawn for shown, drawn in frames if shown), frames
+        assert main.query_one(PositionPictures).region.height >= 12
+        assert "PE(pos, dim)" in screen_text(app, "#vectors-pictures")
+
+
+async def test_the_parts_the_screen_holds_are_the_ones_on_it(store) -> None:
+    """MainScreen holds the parts every key draws (not looked up again each key): after a language switch, F3 and a
+    lesson opened they must still be the widgets on the screen, or a key would draw into one nobody sees."""
+    from helpers import make_app
+    from textual.widgets import ContentSwitcher
+
+    from tutor.panels.edits_bar import EditsBar
+    from tutor.panels.step_info import StepInfo
+    from tutor.panels.token_strip import TokenStrip
+    from tutor.paths import content_dir
+    from tutor.widgets.lesson_view import LessonView
+    from tutor.widgets.panel_switcher import PanelSwitcher
+    from tutor.widgets.panel_tabs import PanelTabs
+    from tutor.widgets.step_bar import StepBar
+
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        main = app.main
+        await pilot.press("f5", "f3", "f3")
+        await app.open_lesson("layernorm")
+        await settle(pilot)
+        await pilot.press("ctrl+u", *"狗追猫")
+        await settle(pilot)
+        held = (main.panel_switcher, main.token_strip, main.step_bar, main.step_info, main.edits_bar, main.lesson_view)
+        found = (
+            main.query_one("#panels", PanelSwitcher),
+            main.query_one(TokenStrip),
+            main.query_one(StepBar),
+            main.query_one(StepInfo),
+            main.query_one(EditsBar),
+            main.query_one(LessonView),
+        )
+        assert all(a is b for a, b in zip(held, found, strict=True))
+        tabs = main.panel_switcher
+        assert tabs.pane(tabs.active) is main.query_one(f"#{tabs.active}")  # the switcher holds its parts too
+        assert tabs._tabs is main.query_one(PanelTabs) and tabs._switcher is main.query_one(ContentSwitcher)
+        assert "2 猫" in screen_text(app, "#tokens")
+
+
+async def test_a_line_chart_keeps_its_curves_while_the_marker_moves_and_never_shows_old_ones() -> None:
+    """LineChart keeps its plotted curves between marker moves (the Residual tab's step key): a moved marker is
+    drawn at its new column only; new curves of the same ranges, another size or NO_COLOR are plotted again."""
+    from tutor.widgets.line_chart import Y_LABEL_WIDTH, LineChart, Series
+
+    chart = LineChart()
+
+    def plot() -> list[str]:
+        return ["".join(segment.text for segment in chart.render_line(y))[Y_LABEL_WIDTH:] for y in range(1, 11)]
+
+    def marked_columns() -> set[int]:
+        return {line.index("┊") for line in plot() if "┊" in line}
+
+    rising = [Series("up", [0, 1, 2, 3], [0.0, 1.0, 2.0, 3.0], "#ffaf00", "•")]
+    falling = [Series("down", [0, 1, 2, 3], [3.0, 2.0, 1.0, 0.0], "#ffaf00", "•")]
+    ranges = {"x_range": (0.0, 3.0), "y_range": (0.0, 3.0)}
+    async with Host(chart).run_test(size=(40, 14)) as pilot:
+        chart.set_series(rising, x_marker=1, **ranges)
+        await pilot.pause()
+        up, first = plot(), marked_columns()
+        assert len(first) == 1
+        chart.move_marker(2)
+        await pilot.pause()
+        second = marked_columns()
+        assert len(second) == 1 and second != first  # at its new column, gone from the old one
+        assert [line.replace("┊", " ") for line in plot()] == [line.replace("┊", " ") for line in up]  # same curves
+        chart.set_series(falling, x_marker=2, **ranges)  # other curves, the same ranges and size
+        await pilot.pause()
+        down = plot()
+        assert up[0].rstrip().endswith("⠊") and down[0].startswith("⠑")  # the top row: rising right, falling left
+        await pilot.resize_terminal(30, 14)  # narrower: plotted again for the width
+        await pilot.pause()
+        assert max(len(line.rstrip()) for line in plot()) <= 30 - Y_LABEL_WIDTH
+        pilot.app.no_color = True  # NO_COLOR: markers, not braille
+        chart.refresh()
+        await pilot.pause()
+        assert any("•" in line for line in plot()) and not any("⠀" < ch <= "⣿" for line in plot() for ch in line)

@@ -68,7 +68,7 @@ async def test_a_new_learner_s_first_screen_shows_what_lesson_one_names(store, l
         main = app.main
         info = str(main.query_one(StepInfo).render())
         assert "‖x‖" in info and "μ" not in info and "hook_" not in info, info
-        assert not main.query_one(PositionPictures).display
+        assert not main.query(PositionPictures)  # not even mounted: mounted when first shown
         held = main.place.reach.held_keys
         assert {"block(1)", "turn", "head(1)"} <= held
         shown = footer_words(app)

@@ -3,6 +3,7 @@ colours are in (they come after the first frame), a panel asked for before the h
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Callable
@@ -119,16 +120,51 @@ async def test_f6_steps_on_from_the_panel_still_mounting(store) -> None:
         assert tabs.active == "residual" and start == "vectors"
 
 
-async def test_the_hidden_panels_are_mounted_after_the_first_frame(store) -> None:
+async def test_the_panels_a_step_opens_are_mounted_after_the_first_frame_the_others_when_first_shown(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every widget on the screen costs on every key: a tab no step opens (F6's, ctrl+r's) is mounted when first
+    asked for, and drawn before any frame can show it — here a frame is forced the moment it is switched in."""
+    from tutor.catalogue import PANEL_FOR_KIND, TABS
+    from tutor.panels.overview_panel import OverviewPanel
+
+    drawn: list[object] = []
+    show = OverviewPanel.show
+    monkeypatch.setattr(OverviewPanel, "show", lambda panel, view: drawn.append(view) or show(panel, view))
     app = make_app(store, content_dir())
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         tabs = app.main.query_one("#panels", PanelSwitcher)
-        assert not tabs._unmounted and not tabs._mounting
+        stepped = set(PANEL_FOR_KIND.values())
+        mounted = {panel for panel in TABS if app.main.query(f"#{panel}")}
+        assert mounted == stepped and not tabs._mounting and "overview" not in mounted
         assert not app.main.query_one("#attention", AttentionPanel).display
-        await pilot.press("f6")  # the next panel, filled at once
+        frames: list[tuple[bool, int]] = []  # (the overview in the frame, how many times it had been drawn)
+        display = app._display
+
+        def noted(screen: object, renderable: object) -> None:
+            display(screen, renderable)
+            overview = app.main.query("#overview")
+            frames.append((bool(overview) and tabs.active == "overview", len(drawn)))
+
+        monkeypatch.setattr(app, "_display", noted)
+        post = PanelSwitcher.post_message
+
+        def framed(switcher: PanelSwitcher, message: object) -> bool:  # a frame before the screen hears of it
+            if isinstance(message, PanelSwitcher.Switched):
+                asyncio.get_running_loop().call_soon(app.main._on_timer_update)
+            return post(switcher, message)
+
+        monkeypatch.setattr(PanelSwitcher, "post_message", framed)
+        tabs.active = "overview"
+        assert tabs.active == "vectors" and tabs.asked == "overview"  # mounting: the panel in view stays
         await settle(pilot)
-        assert tabs.active == "layernorm"
+        assert tabs.active == "overview" and drawn[-1] is not None
+        shown = [times for in_frame, times in frames if in_frame]
+        assert shown and min(shown) >= 1, frames  # never shown before it was drawn
+        await pilot.press("f6")  # on to the next (the first again), mounted already
+        await settle(pilot)
+        assert tabs.active == "vectors"
 
 
 async def test_a_pane_given_as_its_maker_is_made_when_mounted() -> None:

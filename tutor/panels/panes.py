@@ -23,6 +23,13 @@ def tab_panes() -> list[Pane]:
     return [(panel.name, partial(make_pane, panel)) for panel in PANEL_LIST if panel.tab]
 
 
+def import_tab_panels() -> None:
+    """Every tab's panel module imported (the panes themselves are made when first shown)."""
+    for panel in PANEL_LIST:
+        if panel.tab:
+            load_class(panel.widget)
+
+
 def make_pane(panel: Panel) -> Widget:
     """A tab's pane: the panel's widget, or (a panel that scrolls) a VerticalScroll holding it."""
     widget = load_class(panel.widget)

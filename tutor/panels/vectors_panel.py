@@ -39,12 +39,16 @@ class VectorsPanel(Vertical):
         yield HeatmapGrid(label_width=18, id="vectors-grid")
         yield Static(id="angles-note")
         yield HeatmapGrid(label_width=18, id="angles-grid")
-        yield PositionPictures(id="vectors-pictures")
+        # the positions' pictures (9 widgets, each costing on every key) are mounted when first shown: show_pictures
 
     _positions_taught = True  # the positions' pictures are shown (tutor/reach.py: from the sinusoidal lesson on)
+    _pictures: PositionPictures | None = None  # mounted, once the positions are taught
+    _pictures_drawn = False  # mounted and drawn: till then the panel is laid out as without them
+    _pictures_view: View | None = None  # what the pictures were last asked to show
 
     def on_resize(self) -> None:
-        self.set_class(self._positions_taught and self.size.height >= PICTURES_MIN_HEIGHT, "-pictures")
+        shown = self._positions_taught and self._pictures_drawn and self.size.height >= PICTURES_MIN_HEIGHT
+        self.set_class(shown, "-pictures")
 
     def show(self, view: View) -> None:
         trace, lang, cfg = view.trace, view.lang, view.gpt.config
@@ -97,9 +101,26 @@ class VectorsPanel(Vertical):
         grid.set_rows(rows, columns)
 
     def show_pictures(self, view: View) -> None:
-        """The position table as pictures; drawn again only when the model, base or language changed."""
+        """The position table as pictures; drawn again only when the model, base or language changed. Mounted the
+        first time (from the sinusoidal lesson on), and in view ("-pictures") once drawn, so that they come whole."""
+        self._pictures_view = view
+        if self._pictures is None:
+            self._pictures = PositionPictures(id="vectors-pictures")
+            mounting = self.mount(self._pictures)
+
+            async def mounted() -> None:
+                await mounting
+                self._pictures_drawn = True
+                if self._pictures_view is not None:
+                    self.show_pictures(self._pictures_view)
+                self.on_resize()
+
+            self.call_next(mounted)
+            return
+        if not self._pictures_drawn:
+            return  # still mounting: drawn, the latest view, once mounted
         cfg, lang = view.gpt.config, view.lang
-        pictures = self.query_one(PositionPictures)
+        pictures = self._pictures
         n = min(cfg.n_ctx, MAX_PICTURE_POSITIONS)
         if cfg.positional == "sinusoidal":
             pictures.show_sinusoidal(n, cfg.d_model, cfg.pos_base, lang, marked=[view.token])

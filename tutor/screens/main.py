@@ -8,6 +8,7 @@ layout is one record (tutor/layout.py), the logit lens is read outside the panel
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cached_property
 from time import monotonic
 from typing import cast
 
@@ -20,14 +21,14 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from model import GPT, Trace
-from tutor.catalogue import PANEL, TABS, panel_label
+from tutor.catalogue import PANEL, PANEL_FOR_KIND, TABS, panel_label
 from tutor.host import Host
 from tutor.i18n import LANGUAGE_NAMES, say, t
 from tutor.layout import MIN_HEIGHT, MIN_WIDTH, Layout
 from tutor.lens import LensReadings
 from tutor.panels.edits_bar import EditsBar
 from tutor.panels.next_token_panel import NextTokenPanel
-from tutor.panels.panes import drawn_by, tab_panes
+from tutor.panels.panes import drawn_by, import_tab_panels, tab_panes
 from tutor.panels.residual_panel import ResidualPanel
 from tutor.panels.step_info import StepInfo
 from tutor.panels.token_strip import TokenStrip
@@ -80,6 +81,8 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         self.model_flash = False  # the top bar's model name lit: a lesson switched the model (small windows)
         self.requested: tuple[str, GPT, bool] | None = None  # the pass on its way: (prompt, model, with gradients)
         self.layout_now = Layout()  # what the window shows: the lesson, the panels or both (tutor/layout.py)
+        self._side: Vertical | None = None  # the side panels, once the window has been wide (see show_side)
+        self._side_mounted = False
         # a small window shows the lesson first (a new learner's, or where a returning learner left it): see on_resize
         self.start_on_lesson = False
 
@@ -94,6 +97,33 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         """The prompt as typed (its pass may still be on its way)."""
         return self.query_one("#prompt", Input).value
 
+    # the parts every key draws or asks, composed once and never replaced: held, not looked up again on each key
+    # (a query walks the screen's widgets: ~0.4 ms of a step key)
+
+    @cached_property
+    def panel_switcher(self) -> PanelSwitcher:
+        return self.query_one("#panels", PanelSwitcher)
+
+    @cached_property
+    def token_strip(self) -> TokenStrip:
+        return self.query_one(TokenStrip)
+
+    @cached_property
+    def step_bar(self) -> StepBar:
+        return self.query_one(StepBar)
+
+    @cached_property
+    def step_info(self) -> StepInfo:
+        return self.query_one(StepInfo)
+
+    @cached_property
+    def edits_bar(self) -> EditsBar:
+        return self.query_one(EditsBar)
+
+    @cached_property
+    def lesson_view(self) -> LessonView:
+        return self.query_one(LessonView)
+
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -107,12 +137,10 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
                 yield StepBar(id="stepbar")
                 yield StepInfo(id="stepinfo")
                 yield EditsBar(id="edits")
-                yield PanelSwitcher(self.panel_labels(), *tab_panes(), id="panels")  # the catalogue's tabs
-            with Vertical(id="side"):
-                with VerticalScroll():
-                    yield ResidualPanel(id="side-residual")
-                with VerticalScroll():
-                    yield NextTokenPanel(id="side-next")
+                yield PanelSwitcher(  # the catalogue's tabs
+                    self.panel_labels(), *tab_panes(), id="panels", on_shown=lambda _: self.panel_switched()
+                )
+            # the side panels (#side) are mounted when the window is first wide: see show_side
         yield Static(id="too-small")
         yield TutorFooter(compact=True)
 
@@ -122,9 +150,12 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         self.panel_switched()
 
     def first_frame_drawn(self) -> None:
-        """What need not be in the first frame: the panels not in view, mounted now so that each is whole when
-        first shown. (The lesson's code is highlighted when it first comes into view: see LessonView.)"""
-        self.query_one("#panels", PanelSwitcher).mount_hidden()
+        """What need not be in the first frame: the panels a step key opens, mounted now so that each is whole when
+        first shown and a step key never waits for a mount; the other tabs' modules, so that one first shown (F6,
+        ctrl+r, a lesson) has only its widgets to mount. Those are mounted then: every widget on the screen
+        costs on every key. (The lesson's code is highlighted when it first comes into view: see LessonView.)"""
+        import_tab_panels()
+        self.query_one("#panels", PanelSwitcher).mount_hidden(PANEL_FOR_KIND.values())
 
     def panel_labels(self) -> dict[str, str]:
         return {panel: panel_label(panel, self.lang) for panel in TABS}  # "tokens" is always in view, not a tab
@@ -159,10 +190,36 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         self.layout_now = layout
         for name, on_ in layout.classes().items():
             self.set_class(on_, name)
+        if layout.wide:
+            self.show_side()
         self.focus_what_is_shown()
         self.refresh_bindings()
         self.remember_view()
         self.refresh_panels()
+
+    def show_side(self) -> None:
+        """The residual table and the next-token guess beside the tabs (a wide window): mounted the first time the
+        window is wide, not hidden in every narrower one (each widget on the screen costs on every key), and kept
+        out of view (app.tcss's "-drawing") until they are drawn, so that they come whole."""
+        if self._side is not None:
+            return
+        side = Vertical(
+            VerticalScroll(ResidualPanel(id="side-residual")),
+            VerticalScroll(NextTokenPanel(id="side-next")),
+            id="side",
+            classes="-drawing",
+        )
+        self._side = side
+        mounting = self.query_one("#body", Horizontal).mount(side)
+
+        async def mounted() -> None:
+            await mounting
+            self._side_mounted = True
+            self._drawn = ()  # the same view drawn again, the side panels with it
+            self.refresh_panels()
+            side.remove_class("-drawing")
+
+        self.call_next(mounted)
 
     # -- drawing -------------------------------------------------------------------------------
 
@@ -174,7 +231,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         view = self.view()
         if view is None or not self.is_mounted:
             return False
-        tabs = self.query_one("#panels", PanelSwitcher)
+        tabs = self.panel_switcher
         if tabs.active == "residual" and tabs.display and view.n_tokens and not self.layout_now.too_small:
             view = replace(view, lens=self.lens.rows(view.gpt, view.trace, view.token))  # None: on its way
         drawn = (
@@ -193,20 +250,20 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
             return False  # a second request for the same picture (a tab switch reports itself after the key drew it)
         self.drawn_trace, self._drawn = view.trace, drawn
         self.update_topbar()
-        self.query_one(TokenStrip).show(view)
-        self.query_one(StepBar).show(view.trace.steps, view.step_index, view.backward)
+        self.token_strip.show(view)
+        self.step_bar.show(view.trace.steps, view.step_index, view.backward)
         if view.backward != self._footer_backward:
             self.localize_footer()
-        self.query_one(StepInfo).show(view)
-        self.query_one(EditsBar).show(view)
+        self.step_info.show(view)
+        self.edits_bar.show(view)
         if self.layout_now.too_small:
             return True
         active = tabs.active
         if not self.layout_now.panels_shown:
             pass
         elif active in PANEL:
-            drawn_by(self.query_one(f"#{active}")).show(view)
-        if self.layout_now.wide:
+            drawn_by(tabs.pane(active)).show(view)
+        if self.layout_now.wide and self._side_mounted:
             self.query_one("#side-residual", ResidualPanel).show(view)
             self.query_one("#side-next", NextTokenPanel).show(view)
         return True
@@ -286,7 +343,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While the lesson has the focus, the arrows and page keys scroll it instead of stepping (and its own
         bindings scroll it with alt+↓↑ too); alt+↓↑ is there only while the lesson is in view."""
-        lesson = self.query_one(LessonView)
+        lesson = self.lesson_view
         in_lesson = self.focused is not None and lesson in self.focused.ancestors_with_self
         if action in {"step", "block", "first_step", "last_step"} and in_lesson:
             return False

@@ -28,6 +28,8 @@ Y_LABEL_WIDTH = 7  # "10.00 ┤"-style tick labels left of the plot
 LOG_TICK_MANTISSAS = (1.0, 2.0, 5.0, 3.0, 1.5, 4.0, 7.0, 2.5, 6.0, 8.0, 9.0)
 # braille dot bits by (column, row) inside a cell: the Unicode block is 0x2800 + the sum of the bits
 DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+BLANK: tuple[str, Style | None] = (" ", None)  # a plot cell no curve passes through
+MARKER_STYLE = Style(dim=True)  # the marker's dotted column
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,8 @@ class LineChart(Widget):
         self.x_marker: float | None = None
         self._strips: list[Strip] | None = None
         self._drawn_for: tuple[int, int, bool] | None = None
+        # the plot's cells without the marker, and what they were made for: a step key moves only the marker
+        self._curves: tuple[object, list[list[tuple[str, Style | None]]]] | None = None
 
     def set_series(
         self,
@@ -124,6 +128,7 @@ class LineChart(Widget):
         self.x_ticks = list(x_ticks) if x_ticks is not None else None
         self.x_marker = x_marker
         self._strips = None
+        self._curves = None
         self.refresh()
 
     def move_marker(self, x_marker: float | None, y_label: str | None = None) -> None:
@@ -151,6 +156,7 @@ class LineChart(Widget):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips = None
+        self._curves = None
 
     # -- geometry ---------------------------------------------------------------------------
 
@@ -271,7 +277,33 @@ class LineChart(Widget):
         y_range: tuple[float, float],
         braille: bool,
     ) -> list[list[tuple[str, Style | None]]]:
-        """Each plot cell as (character, style): braille dots, or one marker per cell."""
+        """Each plot cell as (character, style): braille dots, or one marker per cell; the marker's column dotted
+        where no curve passes."""
+        cells = self._curve_cells(plot_width, plot_height, x_range, y_range, braille)
+        if self.x_marker is None:
+            return cells
+        column = self._column(self.x_marker, x_range, plot_width, braille)
+        marked = []
+        for line in cells:
+            if 0 <= column < len(line) and line[column] == BLANK:
+                line = [*line]
+                line[column] = ("┊", MARKER_STYLE)
+            marked.append(line)
+        return marked
+
+    def _curve_cells(
+        self,
+        plot_width: int,
+        plot_height: int,
+        x_range: tuple[float, float],
+        y_range: tuple[float, float],
+        braille: bool,
+    ) -> list[list[tuple[str, Style | None]]]:
+        """The plot's cells without the marker: made again only for other curves, ranges or size (~1 ms of the
+        Residual tab's step key, where only the marker moves)."""
+        made_for = (plot_width, plot_height, x_range, y_range, braille)
+        if self._curves is not None and self._curves[0] == made_for:
+            return self._curves[1]
         dots_x, dots_y = (2, 4) if braille else (1, 1)
         columns, rows = plot_width * dots_x, plot_height * dots_y
         bits = [[0] * plot_width for _ in range(plot_height)]
@@ -308,7 +340,6 @@ class LineChart(Widget):
                     cx, cy = dx // dots_x, dy // dots_y
                     bits[cy][cx] |= DOT_BITS[dx % 2][dy % 4] if braille else 1
                     owner[cy][cx] = s
-        marker_column = self._column(self.x_marker, x_range, plot_width, braille) if self.x_marker is not None else None
         cells: list[list[tuple[str, Style | None]]] = []
         for row in range(plot_height):
             line: list[tuple[str, Style | None]] = []
@@ -317,15 +348,14 @@ class LineChart(Widget):
                 if (row, column) in glyphs:
                     mark = glyphs[(row, column)]
                     line.append((mark.marker, Style(color=None if not braille else mark.color, bold=True)))
-                elif s is None and column == marker_column:
-                    line.append(("┊", Style(dim=True)))
                 elif s is None:
-                    line.append((" ", None))
+                    line.append(BLANK)
                 elif braille:
                     line.append((chr(0x2800 + bits[row][column]), Style(color=s.color)))
                 else:
                     line.append((s.marker, Style(bold=True)))
             cells.append(line)
+        self._curves = (made_for, cells)
         return cells
 
 

@@ -5,15 +5,17 @@ the tab changes: on every step key that changes panel, a dozen widgets repainted
 frame. Here the names are one line of text and the switch is a ContentSwitcher's.
 
 Only the first panel is mounted with the switcher: mounting the hidden ones (their widgets, their
-styles) was a fifth of the time to the first screen. The rest are mounted by `mount_hidden`, after
-the first frame, or when asked for before that; a panel still mounting is shown once it is mounted,
-so the panel in view is always a whole one. A pane may be given as its id and what makes it: it is made when
-mounted (the catalogue's panels import their modules then, after the first frame).
+styles) was a fifth of the time to the first screen, and every widget mounted costs on every key after it
+(Textual's message handling; the pilot's wait sends each a callback). The rest are mounted by `mount_hidden`
+(those a step key opens, after the first frame: a step key should not wait for a mount) or when first asked
+for (F6, a click, a lesson: ~25 ms more, once); a panel still mounting is shown once it is mounted, and `on_shown` is
+called as it is shown, before any frame can show it, so the panel in view is always a whole one. A pane may be
+given as its id and what makes it: it is made when mounted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from textual.app import ComposeResult
@@ -60,26 +62,39 @@ class PanelSwitcher(Vertical):
         def control(self) -> PanelSwitcher:  # what `@on(PanelSwitcher.Switched, "#id")` matches
             return self.switcher
 
-    def __init__(self, labels: dict[str, str], *panes: Pane, id: str | None = None) -> None:
+    def __init__(
+        self,
+        labels: dict[str, str],
+        *panes: Pane,
+        id: str | None = None,
+        on_shown: Callable[[str], object] | None = None,
+    ) -> None:
+        """`on_shown(panel)`: a panel that was still mounting when asked for is shown (draw it there: the Switched
+        message comes after, and a frame may come between)."""
         super().__init__(id=id)
-        self._labels = labels
+        self._on_shown = on_shown
         self._order = [_pane_id(pane) for pane in panes]
         self._unmounted = {_pane_id(pane): pane for pane in panes[1:]}  # mounted by mount_hidden or when asked for
-        self._first = _made(panes[0]) if panes else None
+        first = _made(panes[0]) if panes else None
+        # the two parts, held: every step key asks them (a query walks the children)
+        self._tabs = PanelTabs(labels)
+        self._tabs.active = (first.id or "") if first else ""
+        self._switcher = Switcher(*([first] if first else []), initial=first.id if first else None)
         self._mounting: dict[str, AwaitMount] = {}
         self._wanted: str | None = None  # asked for while still mounting: shown once mounted
 
     def compose(self) -> ComposeResult:
-        first = self._first.id if self._first else None
-        tabs = PanelTabs(self._labels)
-        tabs.active = first or ""
-        yield tabs
-        yield Switcher(*([self._first] if self._first else []), initial=first)
+        yield self._tabs
+        yield self._switcher
+
+    def pane(self, panel: str) -> Widget:
+        """The pane of a panel mounted."""
+        return self._switcher.get_child_by_id(panel)
 
     @property
     def active(self) -> str:
         """The panel shown (one asked for that is still mounting is not shown yet)."""
-        return self.query_one(ContentSwitcher).current or ""
+        return self._switcher.current or ""
 
     @property
     def asked(self) -> str:
@@ -94,17 +109,18 @@ class PanelSwitcher(Vertical):
             self._mount(panel)
             return
         self._wanted = None
-        switcher = self.query_one(ContentSwitcher)
+        switcher = self._switcher
         if panel == switcher.current:
             return
         switcher.current = panel
-        self.query_one(PanelTabs).active = panel
+        self._tabs.active = panel
         self.post_message(self.Switched(self, panel))
 
-    def mount_hidden(self) -> None:
-        """Mount every panel not mounted yet (they stay hidden until shown)."""
+    def mount_hidden(self, panels: Collection[str] | None = None) -> None:
+        """Mount these panels (None: every one) not mounted yet; they stay hidden until shown."""
         for panel in list(self._unmounted):
-            self._mount(panel)
+            if panels is None or panel in panels:
+                self._mount(panel)
 
     async def settled(self) -> None:
         """Once every panel being mounted is: the panel asked for in the meantime is shown."""
@@ -117,7 +133,7 @@ class PanelSwitcher(Vertical):
         if given is None:
             return
         pane = _made(given)
-        switcher = self.query_one(ContentSwitcher)
+        switcher = self._switcher
         later = [p for p in self._order[self._order.index(panel) + 1 :] if p not in self._unmounted]  # in order
         pane.display = False
         mounting = switcher.mount(pane, before=f"#{later[0]}" if later else None)
@@ -134,9 +150,11 @@ class PanelSwitcher(Vertical):
         wanted = self._wanted
         if wanted is not None and wanted not in self._mounting and wanted not in self._unmounted:
             self.active = wanted
+            if self._on_shown is not None:
+                self._on_shown(wanted)
 
     def set_labels(self, labels: dict[str, str]) -> None:
-        self.query_one(PanelTabs).set_labels(labels)
+        self._tabs.set_labels(labels)
 
     def on_panel_tabs_chosen(self, message: PanelTabs.Chosen) -> None:
         message.stop()
