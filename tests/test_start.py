@@ -1,5 +1,6 @@
 """What the start leaves for after the first frame is never seen unfinished: the code of a lesson drawn before its
-colours are in (they come after the first frame), a panel asked for before the hidden panels are mounted."""
+colours are in (they come after the first frame), a panel asked for before the hidden panels are mounted, the lesson
+past its opening (the first frame renders only what it shows)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
 from tutor.lessons.display import display_markdown
-from tutor.lessons.markdown import render_markdown
+from tutor.lessons.markdown import opening, render_markdown, tables_width
 from tutor.lessons.parse import load_lessons
 from tutor.panels.attention_panel import AttentionPanel
 from tutor.paths import content_dir
@@ -65,6 +66,79 @@ async def test_a_code_line_is_never_drawn_without_its_colours(store) -> None:
         for y, line in enumerate(plain.lines):
             assert y in plain.plain_code or line == coloured.lines[y]
         assert any(plain.lines[y] != coloured.lines[y] for y in plain.plain_code)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("width", "height"), [(43, 38), (76, 20), (30, 12)])
+def test_a_lesson_s_opening_is_the_whole_lesson_s_first_lines(lang: str, width: int, height: int) -> None:
+    """What the first frame shows of a lesson (its opening, LessonView.opening_first) is what the whole lesson
+    shows there, line for line and cell for cell, as wide as the whole (a wide table further down scrolls the
+    lesson sideways from the first frame on)."""
+    console = Console(width=200, color_system="truecolor", force_terminal=True)
+    cut_short = 0
+    for lesson in load_lessons(lang):
+        markdown = display_markdown(lesson)
+        whole = render_markdown(console, markdown, width, {}, "ansi_dark", [Text("Lesson 1/2")], highlight=False)
+        cut = opening(markdown, height // 2)
+        if cut is None:
+            continue
+        start, rest = cut
+        assert start + "\n" + rest == markdown
+        at_least = tables_width(console, rest, width, {}, "ansi_dark")
+        part = render_markdown(
+            console, start, width, {}, "ansi_dark", [Text("Lesson 1/2")], highlight=False, at_least=at_least
+        )
+        assert part.width == whole.width, lesson.id
+        assert part.lines == whole.lines[: len(part.lines)], lesson.id
+        assert (part.headings, part.links) == (whole.headings[: len(part.headings)], whole.links[: len(part.links)])
+        cut_short += len(part.lines) < len(whole.lines)
+    assert cut_short >= 8  # most lessons have an opening
+
+
+async def test_the_lesson_is_whole_right_after_the_first_frame(store) -> None:
+    """The start renders lesson 1's opening for the first frame; the rest comes straight after it: the lines, the
+    scrollbar (the virtual height), the end of the lesson, its headings, as if rendered whole at once."""
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        lesson = app.main.query_one(LessonView)
+        await settle(pilot)
+        assert lesson._whole
+        whole = render_markdown(
+            app.console,
+            lesson._markdown,
+            lesson.scrollable_content_region.width,
+            lesson._styles(),
+            "ansi_dark",
+            [Text(text) for text, _ in lesson._before],
+            highlight=False,
+        )
+        assert len(lesson._rendered.lines) == len(whole.lines) == lesson.virtual_size.height
+        assert lesson._rendered.headings == whole.headings and lesson._rendered.links == whole.links
+        lesson.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert lesson.end_seen  # the last line reached
+
+
+async def test_the_lesson_s_opening_becomes_whole_when_anything_needs_more(store) -> None:
+    """Before the first frame's rest comes (a key typed during the start): a scroll, a heading, a link, a fold
+    reach the whole lesson, never the opening's end."""
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        lesson = app.main.query_one(LessonView)
+        for reach in (
+            lambda: lesson.scroll_to(y=10, animate=False, immediate=True),
+            lambda: lesson.goto_heading("no such heading"),
+            lambda: lesson.plain_lines,
+            lambda: lesson.action_follow(99),
+            lesson.action_toggle_fold,
+        ):
+            lesson.scroll_home(animate=False, immediate=True)
+            lesson.opening_first = True
+            lesson.show(lesson._lesson, lesson._before[0][0])
+            assert not lesson._whole and lesson.virtual_size.height > len(lesson._rendered.lines)
+            reach()
+            assert lesson._whole and lesson.virtual_size.height == len(lesson._rendered.lines)
 
 
 class Pane(Vertical):
