@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.dom import DOMNode
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
@@ -259,3 +260,54 @@ async def test_the_footer_keys_are_not_styled_again_once_mounted(monkeypatch: py
         keys = list(app.query(FooterKey))
         assert len(keys) >= 3 and all(key.has_class("-compact") for key in keys)
         assert not [node for node in restyled if isinstance(node, FooterKey)]
+
+
+def _styles_of(screen) -> dict[int, str]:
+    return {id(node): node.styles.css for node in screen.walk_children(with_self=True)}
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_the_main_screen_s_first_resume_has_nothing_to_restyle(store, size: tuple[int, int]) -> None:
+    """The main screen's first resume does not style it again (tutor/patches/first_resume.py): styling it again
+    after the start changes no widget's styles."""
+    app = make_app(store, content_dir())
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        main = app.main
+        styled = _styles_of(main)
+        assert len(styled) > 40
+        app.update_styles(main, animate=False)
+        assert _styles_of(main) == styled
+
+
+class Early(Static):
+    pass
+
+
+class Unscoped(Static):
+    """Its CSS, added when it is first mounted, reaches a widget mounted (and styled) before it."""
+
+    SCOPED_CSS = False
+    DEFAULT_CSS = "Early { width: 7; }"
+
+
+class Holder(Vertical):
+    def compose(self) -> ComposeResult:
+        yield Unscoped("unscoped")  # mounted after Early was styled
+
+
+class Later(Screen[None]):
+    def compose(self) -> ComposeResult:
+        yield Early("early")
+        yield Holder()
+
+
+async def test_a_first_resume_restyles_after_unscoped_css_came() -> None:
+    """CSS that can reach widgets styled before it came (not scoped to its own widget) still restyles the screen
+    on its first resume."""
+    app = App[None]()
+    async with app.run_test() as pilot:
+        await app.push_screen(Later())
+        await pilot.pause()
+        assert app.screen.query_one(Early).styles.width is not None
+        assert app.screen.query_one(Early).styles.width.value == 7

@@ -43,6 +43,7 @@ from tutor.model_words import describe_variant
 from tutor.patches import (
     cjk_wrap,
     dirty_spans,
+    first_resume,
     full_map,
     lost_terminal,
     palette,
@@ -67,6 +68,7 @@ strip_caches.install()
 dirty_spans.install()
 parameter_count.install()
 theme_lookup.install()
+first_resume.install()
 small_window.install(
     lambda screen, size: t(
         "too_small", getattr(screen.app, "lang", "en"), w=MIN_WIDTH, h=MIN_HEIGHT, cw=size.width, ch=size.height
