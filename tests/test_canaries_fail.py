@@ -129,6 +129,16 @@ BREAKS: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], Callable[[], None]
         canaries.test_screen_refresh_layout_is_what_small_window_wraps,
         "Textual changed Screen._refresh_layout's signature",
     ),
+    "Screen._on_screen_resume": (
+        lambda m: m.setattr(textual.screen.Screen._on_screen_resume, "__wrapped__", _size_updated),  # Textual's own
+        canaries.test_a_screen_s_resume_restyles_as_first_resume_expects,
+        "Textual changed Screen._on_screen_resume",
+    ),
+    "Widget._post_register": (
+        lambda m: m.setattr(textual.screen.Screen._post_register, "__wrapped__", _size_updated),
+        canaries.test_a_screen_s_resume_restyles_as_first_resume_expects,
+        "Textual changed Widget._post_register",
+    ),
     "ScrollView._size_updated": (
         lambda m: m.setattr(textual.scroll_view.ScrollView, "_size_updated", _size_updated),
         canaries.test_scroll_view_size_updated_is_what_quiet_scroll_view_overrides,

@@ -139,6 +139,33 @@ def test_screen_refresh_layout_is_what_small_window_wraps() -> None:
     )
 
 
+# -- first_resume.py: Screen._on_screen_resume, Widget._post_register, Stylesheet.source ---------------------------
+
+
+def test_a_screen_s_resume_restyles_as_first_resume_expects() -> None:
+    import textual.css.stylesheet
+
+    import tutor.app  # noqa: F401  # installs the patch: the canary reads Textual's own, which it wraps
+
+    resume = inspect.unwrap(textual.screen.Screen._on_screen_resume)
+    register = inspect.unwrap(textual.screen.Screen._post_register)
+    assert resume is not textual.screen.Screen._on_screen_resume, "tutor/patches/first_resume.install no longer patches"
+    assert parameters(resume) == ["self", "event"], (
+        "Textual changed Screen._on_screen_resume: tutor/patches/first_resume.py"
+    )
+    assert parameters(register) == ["self", "app"], (
+        "Textual changed Widget._post_register: tutor/patches/first_resume.py"
+    )
+    gone = gone_from(resume, ("if event.refresh_styles:", "self.update_node_styles(animate=False)"))
+    gone += gone_from(register, ("self.app.stylesheet.add_source(", "scope=scope,"))
+    gone += gone_from(App._register, ("apply_stylesheet(widget, cache=cache)",))
+    gone += [] if "scope" in textual.css.stylesheet.CssSource._fields else ["CssSource.scope"]
+    assert not gone, (
+        f"Textual changed how a screen is styled when it is shown ({gone} are gone): tutor/patches/first_resume.py "
+        "must follow"
+    )
+
+
 # -- quiet_scroll_view.py: ScrollView._size_updated -------------------------------------------------------------
 
 

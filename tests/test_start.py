@@ -1,5 +1,6 @@
 """What the start leaves for after the first frame is never seen unfinished: the code of a lesson drawn before its
-colours are in (they come after the first frame), a panel asked for before the hidden panels are mounted."""
+colours are in (they come after the first frame), a panel asked for before the hidden panels are mounted, the lesson
+past its opening (the first frame renders only what it shows)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.dom import DOMNode
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
 from tutor.lessons.display import display_markdown
-from tutor.lessons.markdown import render_markdown
+from tutor.lessons.markdown import opening, render_markdown, tables_width
 from tutor.lessons.parse import load_lessons
 from tutor.panels.attention_panel import AttentionPanel
 from tutor.paths import content_dir
@@ -66,6 +68,79 @@ async def test_a_code_line_is_never_drawn_without_its_colours(store) -> None:
         for y, line in enumerate(plain.lines):
             assert y in plain.plain_code or line == coloured.lines[y]
         assert any(plain.lines[y] != coloured.lines[y] for y in plain.plain_code)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("width", "height"), [(43, 38), (76, 20), (30, 12)])
+def test_a_lesson_s_opening_is_the_whole_lesson_s_first_lines(lang: str, width: int, height: int) -> None:
+    """What the first frame shows of a lesson (its opening, LessonView.opening_first) is what the whole lesson
+    shows there, line for line and cell for cell, as wide as the whole (a wide table further down scrolls the
+    lesson sideways from the first frame on)."""
+    console = Console(width=200, color_system="truecolor", force_terminal=True)
+    cut_short = 0
+    for lesson in load_lessons(lang):
+        markdown = display_markdown(lesson)
+        whole = render_markdown(console, markdown, width, {}, "ansi_dark", [Text("Lesson 1/2")], highlight=False)
+        cut = opening(markdown, height // 2)
+        if cut is None:
+            continue
+        start, rest = cut
+        assert start + "\n" + rest == markdown
+        at_least = tables_width(console, rest, width, {}, "ansi_dark")
+        part = render_markdown(
+            console, start, width, {}, "ansi_dark", [Text("Lesson 1/2")], highlight=False, at_least=at_least
+        )
+        assert part.width == whole.width, lesson.id
+        assert part.lines == whole.lines[: len(part.lines)], lesson.id
+        assert (part.headings, part.links) == (whole.headings[: len(part.headings)], whole.links[: len(part.links)])
+        cut_short += len(part.lines) < len(whole.lines)
+    assert cut_short >= 8  # most lessons have an opening
+
+
+async def test_the_lesson_is_whole_right_after_the_first_frame(store) -> None:
+    """The start renders lesson 1's opening for the first frame; the rest comes straight after it: the lines, the
+    scrollbar (the virtual height), the end of the lesson, its headings, as if rendered whole at once."""
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        lesson = app.main.query_one(LessonView)
+        await settle(pilot)
+        assert lesson._whole
+        whole = render_markdown(
+            app.console,
+            lesson._markdown,
+            lesson.scrollable_content_region.width,
+            lesson._styles(),
+            "ansi_dark",
+            [Text(text) for text, _ in lesson._before],
+            highlight=False,
+        )
+        assert len(lesson._rendered.lines) == len(whole.lines) == lesson.virtual_size.height
+        assert lesson._rendered.headings == whole.headings and lesson._rendered.links == whole.links
+        lesson.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert lesson.end_seen  # the last line reached
+
+
+async def test_the_lesson_s_opening_becomes_whole_when_anything_needs_more(store) -> None:
+    """Before the first frame's rest comes (a key typed during the start): a scroll, a heading, a link, a fold
+    reach the whole lesson, never the opening's end."""
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        lesson = app.main.query_one(LessonView)
+        for reach in (
+            lambda: lesson.scroll_to(y=10, animate=False, immediate=True),
+            lambda: lesson.goto_heading("no such heading"),
+            lambda: lesson.plain_lines,
+            lambda: lesson.action_follow(99),
+            lesson.action_toggle_fold,
+        ):
+            lesson.scroll_home(animate=False, immediate=True)
+            lesson.opening_first = True
+            lesson.show(lesson._lesson, lesson._before[0][0])
+            assert not lesson._whole and lesson.virtual_size.height > len(lesson._rendered.lines)
+            reach()
+            assert lesson._whole and lesson.virtual_size.height == len(lesson._rendered.lines)
 
 
 class Pane(Vertical):
@@ -221,3 +296,54 @@ async def test_the_footer_keys_are_not_styled_again_once_mounted(monkeypatch: py
         keys = list(app.query(FooterKey))
         assert len(keys) >= 3 and all(key.has_class("-compact") for key in keys)
         assert not [node for node in restyled if isinstance(node, FooterKey)]
+
+
+def _styles_of(screen) -> dict[int, str]:
+    return {id(node): node.styles.css for node in screen.walk_children(with_self=True)}
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_the_main_screen_s_first_resume_has_nothing_to_restyle(store, size: tuple[int, int]) -> None:
+    """The main screen's first resume does not style it again (tutor/patches/first_resume.py): styling it again
+    after the start changes no widget's styles."""
+    app = make_app(store, content_dir())
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        main = app.main
+        styled = _styles_of(main)
+        assert len(styled) > 40
+        app.update_styles(main, animate=False)
+        assert _styles_of(main) == styled
+
+
+class Early(Static):
+    pass
+
+
+class Unscoped(Static):
+    """Its CSS, added when it is first mounted, reaches a widget mounted (and styled) before it."""
+
+    SCOPED_CSS = False
+    DEFAULT_CSS = "Early { width: 7; }"
+
+
+class Holder(Vertical):
+    def compose(self) -> ComposeResult:
+        yield Unscoped("unscoped")  # mounted after Early was styled
+
+
+class Later(Screen[None]):
+    def compose(self) -> ComposeResult:
+        yield Early("early")
+        yield Holder()
+
+
+async def test_a_first_resume_restyles_after_unscoped_css_came() -> None:
+    """CSS that can reach widgets styled before it came (not scoped to its own widget) still restyles the screen
+    on its first resume."""
+    app = App[None]()
+    async with app.run_test() as pilot:
+        await app.push_screen(Later())
+        await pilot.pause()
+        assert app.screen.query_one(Early).styles.width is not None
+        assert app.screen.query_one(Early).styles.width.value == 7

@@ -43,6 +43,7 @@ from tutor.model_words import describe_variant
 from tutor.patches import (
     cjk_wrap,
     dirty_spans,
+    first_resume,
     full_map,
     lost_terminal,
     palette,
@@ -67,6 +68,7 @@ strip_caches.install()
 dirty_spans.install()
 parameter_count.install()
 theme_lookup.install()
+first_resume.install()
 small_window.install(
     lambda screen, size: t(
         "too_small", getattr(screen.app, "lang", "en"), w=MIN_WIDTH, h=MIN_HEIGHT, cw=size.width, ch=size.height
@@ -246,6 +248,7 @@ class TutorApp(App[None]):
         super()._display(screen, self.screen_model.frame_for(self, renderable))
         if not self._first_frame_drawn and renderable is not None and not self._batch_count and screen is self.main:
             self._first_frame_drawn = True
+            self.call_next(self.whole_lesson)  # before any key: the first frame drew the lesson's opening only
             self.call_later(self.main.first_frame_drawn)  # what is not in view waits for the first frame
             self.call_later(self.after_start)
 
@@ -313,6 +316,7 @@ class TutorApp(App[None]):
             if self.model_notice:
                 self.notify(self.model_notice, timeout=15)
             start = last.get("lesson") if isinstance(last.get("lesson"), str) else None
+            self.main.query_one(LessonView).opening_first = True  # the rest after the first frame (whole_lesson)
             await self.open_lesson(start, resume=True)
             await self.main.panels_settled()
         self.main.refresh(layout=True)
@@ -324,7 +328,13 @@ class TutorApp(App[None]):
         collector, paused for the start by `tutor`, on again (tutor/process_tuning.py)."""
         if not self._started:
             self._started = True
+            self.whole_lesson()  # the first frame was drawn under another screen, or not yet
             collector_after_start()
+
+    def whole_lesson(self) -> None:
+        """The start's lesson whole: its first frame showed only its opening (LessonView.opening_first)."""
+        with contextlib.suppress(NoMatches):
+            self.main.query_one(LessonView).whole()
 
     # -- progress ------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ and each heading marks its line so that a link can scroll to it.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -41,6 +42,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from tutor.lessons.folds import FOLD_SCHEME
+from tutor.lessons.parse import lines_outside_fences
 
 _HEADING_MARK = "lesson_heading"
 _CODE_MARK = "lesson_code"
@@ -215,6 +217,56 @@ class RenderedLesson:
     folds: dict[int, list[int]] = field(default_factory=dict)  # fold n → the lines of its own line(s) (▸/▾ and ▴)
 
 
+_REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:", re.MULTILINE)
+
+
+def opening(markdown: str, source_lines: int) -> tuple[str, str] | None:
+    """`markdown` cut in two before its first heading at or after line `source_lines` (a `#` line after a blank
+    one, outside fenced code): (the opening, the rest). A heading starts a new block whatever came before it, so
+    the opening renders as the whole's first lines. None where there is no such heading, or where a link
+    reference definition (`[name]: url`) later in the text could change how the opening reads."""
+    if _REFERENCE_DEFINITION.search(markdown):
+        return None
+    lines = markdown.split("\n")
+    for number, line in lines_outside_fences(markdown, first=0):
+        if number >= max(1, source_lines) and line.startswith("#") and not lines[number - 1].strip():
+            return "\n".join(lines[:number]), "\n".join(lines[number:])
+    return None
+
+
+def tables_in(markdown: str) -> list[str]:
+    """The tables of `markdown` (runs of lines that start with `|`, outside fenced code)."""
+    tables: list[list[str]] = []
+    last = -2
+    for number, line in lines_outside_fences(markdown, first=0):
+        if line.lstrip().startswith("|"):
+            if number != last + 1:
+                tables.append([])
+            tables[-1].append(line)
+            last = number
+    return ["\n".join(table) for table in tables]
+
+
+def _reads_as_prose(table: str) -> bool:
+    """`_has_prose` read from a table's source: a body cell of five words, or eight Chinese characters, outside
+    code spans. Such a table is wrapped to the view, never wider."""
+    for row in table.split("\n")[2:]:  # past the header and its |---| line
+        for cell in row.strip().strip("|").split("|"):
+            words = re.sub(r"`[^`]*`", " ", cell)
+            if len(words.split()) >= 5 or sum(_wide(ch) for ch in words) >= 8:
+                return True
+    return False
+
+
+def tables_width(console: Console, markdown: str, width: int, styles: Mapping[str, Style], code_theme: str) -> int:
+    """The cells the widest table of `markdown` takes at `width` (as in a lesson that holds it), 0 for none: only
+    tables that do not read as prose are rendered to measure them."""
+    tables = [table for table in tables_in(markdown) if not _reads_as_prose(table)]
+    if not tables:
+        return 0
+    return render_markdown(console, "\n\n".join(tables), width, styles, code_theme).width
+
+
 def render_markdown(
     console: Console,
     markdown: str,
@@ -223,10 +275,13 @@ def render_markdown(
     code_theme: str,
     before: list[Text] | None = None,
     highlight: bool = True,
+    at_least: int = 0,
 ) -> RenderedLesson:
     """`markdown` wrapped to `width` cells, under `before` (lines such as the title), with `styles`
     (Rich's `markdown.*` names) in place of Rich's defaults. Without `highlight` the code blocks are not
-    highlighted (Pygments builds a lexer's ~100 patterns first, ~20 ms) and their lines are in `plain_code`."""
+    highlighted (Pygments builds a lexer's ~100 patterns first, ~20 ms) and their lines are in `plain_code`.
+    Every line is as wide as the widest, and at least `at_least` cells (the width of a whole lesson, of which
+    `markdown` is the opening)."""
     width = max(1, width)
     options = console.options.update_width(width)
     kind = _LessonMarkdown if highlight else _PlainCodeMarkdown
@@ -238,7 +293,7 @@ def render_markdown(
             lines += console.render_lines(kind(markdown, code_theme=code_theme, hyperlinks=True), wide, pad=False)
     finally:
         _READING_WIDTH.reset(reading)
-    widest = max((Segment.get_line_length(line) for line in lines), default=0)
+    widest = max(max((Segment.get_line_length(line) for line in lines), default=0), at_least)
     rendered = _mark_links_and_headings([Segment.adjust_line_length(line, max(width, widest)) for line in lines])
     rendered.width = max(width, widest)
     return rendered

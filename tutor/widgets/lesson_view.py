@@ -24,7 +24,7 @@ from textual.strip import Strip
 
 from tutor.lessons.display import display_markdown
 from tutor.lessons.folds import FOLD_SCHEME
-from tutor.lessons.markdown import RenderedLesson, render_markdown
+from tutor.lessons.markdown import RenderedLesson, opening, render_markdown, tables_width
 from tutor.lessons.parse import Lesson
 from tutor.patches.quiet_scroll_view import QuietScrollView
 
@@ -97,6 +97,10 @@ class LessonView(QuietScrollView, can_focus=True):
         self._highlight = False
         self.lesson_id: str | None = None  # of the lesson shown
         self.end_seen = True  # its last line has been in view (nothing shown yet: nothing to report)
+        # the app's start: the next `show` renders the lesson's opening only (what the first screen shows), and
+        # `whole` the rest just after the first frame (rendering all of lesson 1 took ~16 ms of the start)
+        self.opening_first = False
+        self._whole = True  # False while only the opening is rendered
 
     def show(self, lesson: Lesson | None, header: str, empty_message: str = "") -> None:
         self._before = [(header, "lesson-view--title")] if header else []
@@ -104,12 +108,21 @@ class LessonView(QuietScrollView, can_focus=True):
             self._before += [(f"⚠ {warning}", "lesson-view--warning") for warning in lesson.warnings]
         self._lesson, self._open_folds = lesson, frozenset()
         self._markdown = display_markdown(lesson) if lesson else empty_message
-        self._lay_out(force=True)
+        self._lay_out(force=True, opening_only=self.opening_first)
+        self.opening_first = False
         self.scroll_home(animate=False)
         self.lesson_id = lesson.id if lesson else None
         self.end_seen = lesson is None
         self.check_end()
         self._fold_moved(force=True)
+
+    def whole(self) -> None:
+        """The whole lesson in place of its opening (after the start's first frame, or at once when anything
+        needs more of it than the first screen): the scrollbar, the end and the folds as for the whole."""
+        if not self._whole:
+            self._lay_out(force=True)
+            self.check_end()
+            self._fold_moved(force=True)
 
     def set_header(self, header: str) -> None:
         """A new title line (the ✓ of a lesson just done), where the learner is in the lesson."""
@@ -120,13 +133,14 @@ class LessonView(QuietScrollView, can_focus=True):
     # -- reading to the end --------------------------------------------------------------------
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        self.whole()  # scrolled before the rest came: the lines it scrolls to
         super().watch_scroll_y(old_value, new_value)
         self.check_end()
         self._fold_moved()
 
     def check_end(self) -> None:
         """EndReached, the first time the last line is in view (a lesson that fits the window: at once)."""
-        if self.end_seen or self.lesson_id is None or not self._rendered.lines:
+        if self.end_seen or self.lesson_id is None or not self._rendered.lines or not self._whole:
             return
         laid_out = self.region.height > 0 and self.container_size.height > 0  # in view, not hidden by F3
         if laid_out and self.virtual_size.height == len(self._rendered.lines) and self.scroll_y >= self.max_scroll_y:
@@ -136,10 +150,12 @@ class LessonView(QuietScrollView, can_focus=True):
     @property
     def plain_lines(self) -> list[str]:
         """The lesson as the learner reads it, one string per line (for copying and for tests)."""
+        self.whole()
         return ["".join(segment.text for segment in line).rstrip() for line in self._rendered.lines]
 
     def goto_heading(self, heading: str) -> bool:
         """Scroll to a heading by its text (slugs would drop CJK, so anchors could not find 公式与代码)."""
+        self.whole()
         wanted = heading.strip().casefold()
         for title, y in self._rendered.headings:
             if title.casefold() == wanted:
@@ -148,6 +164,7 @@ class LessonView(QuietScrollView, can_focus=True):
         return False
 
     def action_follow(self, index: int) -> None:
+        self.whole()
         if 0 <= index < len(self._rendered.links):
             href = self._rendered.links[index]
             if href.startswith(FOLD_SCHEME):
@@ -186,6 +203,7 @@ class LessonView(QuietScrollView, can_focus=True):
         self.check_end()
 
     def action_toggle_fold(self) -> None:
+        self.whole()
         n = self.fold_in_view()
         if n is not None:
             self.toggle_fold(n)
@@ -231,21 +249,41 @@ class LessonView(QuietScrollView, can_focus=True):
         if self._styles() != self._rendered_styles:
             self._lay_out(force=True)
 
-    def _lay_out(self, force: bool = False) -> None:
-        """The lesson's Markdown made into lines for the width (again only for a new width, or `force`)."""
+    def _lay_out(self, force: bool = False, opening_only: bool = False) -> None:
+        """The lesson's Markdown made into lines for the width (again only for a new width, or `force`); with
+        `opening_only`, the lines of its opening, if it has one longer than the view (`whole` renders the rest)."""
         width = self.scrollable_content_region.width
         if width <= 0 or (width == self._rendered_width and not force):
             return
         styles = self._styles()
         before = [Text(text, style=self.get_component_rich_style(cls, partial=True)) for text, cls in self._before]
         code_theme = "ansi_dark" if self.app.current_theme.dark else "ansi_light"
-        self._rendered = render_markdown(
-            self.app.console, self._markdown, width, styles, code_theme, before, highlight=self._highlight
-        )
+        height = self.scrollable_content_region.height
+        cut = opening(self._markdown, height // 2) if opening_only and height > 0 else None
+        rendered: RenderedLesson | None = None
+        if cut is not None:
+            start, rest = cut
+            # as wide as the whole lesson: a wide table's sideways scrollbar is there at once
+            at_least = tables_width(self.app.console, rest, width, styles, code_theme)
+            rendered = render_markdown(
+                self.app.console, start, width, styles, code_theme, before, highlight=self._highlight, at_least=at_least
+            )
+            if len(rendered.lines) <= height:  # the first screen would show its end: render the whole
+                rendered = None
+        self._whole = rendered is None
+        if rendered is None:
+            rendered = render_markdown(
+                self.app.console, self._markdown, width, styles, code_theme, before, highlight=self._highlight
+            )
+            lines = len(rendered.lines)
+        else:  # the scrollbar's thumb as near the whole lesson's as the opening can tell, till `whole`
+            assert cut is not None
+            lines = round(len(rendered.lines) * len(self._markdown) / max(1, len(cut[0])))
+        self._rendered = rendered
         self._rendered_width, self._rendered_styles = width, styles
         self._strips.clear()
         # a table wider than the view keeps its width: the lesson scrolls sideways to it (←→, shift+wheel)
-        self.virtual_size = Size(self._rendered.width, len(self._rendered.lines))
+        self.virtual_size = Size(self._rendered.width, lines)
         self.refresh()
 
     def _styles(self) -> dict[str, Style]:
