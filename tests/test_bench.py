@@ -256,3 +256,43 @@ def test_the_llama_row_times_a_llama_folder_against_transformers(tmp_path) -> No
     for figures in result.values():
         assert len(figures["ours"]) == len(figures["theirs"]) == 2  # type: ignore[arg-type]
         assert figures["difference"] < 1e-4  # the same weights give the same logits
+
+
+def test_a_keys_measurement_waits_for_its_first_byte_without_spinning(monkeypatch) -> None:
+    """`_last_output` must sleep in select until the app's first byte: a zero-timeout select spins a core that the
+    measured app needs (2 cores shared), so a slow key would look slower still."""
+    import os
+    import select
+    import threading
+    import time
+
+    from tutor.bench import terminal
+
+    read_end, write_end = os.pipe()
+
+    class Pipe:
+        master = read_end
+
+        def pump(self, ready: tuple[bytes, ...]) -> int:
+            return len(os.read(read_end, 1 << 16))
+
+    selects = 0
+    real_select = select.select
+
+    def counting_select(*args: object) -> object:
+        nonlocal selects
+        selects += 1
+        return real_select(*args)
+
+    monkeypatch.setattr(terminal.select, "select", counting_select)
+    written = time.perf_counter()
+    drawer = threading.Timer(3 * terminal.KEY_QUIET, os.write, args=(write_end, b"frame"))
+    drawer.start()
+    try:
+        last = terminal._last_output(Pipe(), (), written)  # type: ignore[arg-type]
+    finally:
+        drawer.join()
+        os.close(read_end)
+        os.close(write_end)
+    assert last - written >= 3 * terminal.KEY_QUIET
+    assert selects < 20  # one wait for the byte, a few for the quiet after it; thousands when spinning

@@ -219,7 +219,8 @@ def _last_output(terminal: Terminal, ready: tuple[bytes, ...], since: float, tim
     last = None
     deadline = since + timeout
     while time.perf_counter() < deadline:
-        wait = (last if last is not None else since) + KEY_QUIET - time.perf_counter()
+        # before the first byte, wait for it (up to the deadline): a zero-timeout select would spin a core the app needs
+        wait = (last + KEY_QUIET if last is not None else deadline) - time.perf_counter()
         readable, _, _ = select.select([terminal.master], [], [], max(0.0, wait))
         if readable and terminal.pump(ready):
             last = time.perf_counter()
