@@ -638,3 +638,27 @@ async def test_the_place_is_written_when_the_learner_pauses_and_at_most_so_long_
             app.remember(prompt=f"more {n}")
             await pilot.pause(0.1)
         assert saves and saves[0]["prompt"] != "more 15"  # while the keys still came
+
+
+async def test_a_hang_up_stops_the_save_timer_it_saves_for(tmp_path: Path, monkeypatch) -> None:
+    """SIGHUP saves at once and leaves: the save the timer was waiting to make is the one just made, so the timer
+    must not write it again (a lock and two fsyncs more, on a session that is going)."""
+    from tutor import app as app_module
+
+    monkeypatch.setattr(app_module, "SAVE_DELAY", 0.3)
+    store = ProgressStore(tmp_path / "progress.json")
+    app = make_app(store)
+    saves: list[str] = []
+    real_save = app._save
+    monkeypatch.setattr(app, "_save", lambda: saves.append("save") or real_save())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.4)
+        saves.clear()
+        app.remember(prompt="typed before the hang-up")
+        timer = app._save_timer
+        monkeypatch.setattr(app, "exit", lambda *args, **kwargs: None)  # stay up to see whether the timer fires
+        app.hang_up()
+        await pilot.pause(0.6)
+        assert saves == ["save"]
+        assert timer is not None and app._save_timer is None

@@ -395,7 +395,7 @@ class TutorApp(App[None]):
         if self.main.place.trace is not None:  # the prompt as typed: its Input.Changed may still wait in the queue
             with contextlib.suppress(NoMatches):
                 self.progress.last["prompt"] = self.main.typed_prompt
-        self._save()
+        self.save_now()  # and the timer waiting to save stopped: this is its save
         self.exit()
 
     def hang_up_now(self, signum: int, frame: object) -> None:
