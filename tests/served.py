@@ -22,9 +22,27 @@ URL_LINE = re.compile(
 )
 
 
-def tutors_under(pid: int) -> list[int]:
-    """The processes `pid` started (one tutor a browser tab)."""
+def children(pid: int) -> list[int]:
     return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def is_fork_server(pid: int) -> bool:
+    try:
+        return b"tutor.fork_server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+
+
+def fork_servers_under(pid: int) -> list[int]:
+    return [child for child in children(pid) if is_fork_server(child)]
+
+
+def tutors_under(pid: int) -> list[int]:
+    """The tutors `pid` started, one a browser tab: spawned (its children) or forked (its fork server's)."""
+    found = []
+    for child in children(pid):
+        found += children(child) if is_fork_server(child) else [child]
+    return found
 
 
 def ended(pid: int) -> bool:

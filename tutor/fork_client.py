@@ -237,7 +237,8 @@ class ForkedProcess:
         process.stdout = await reader(stdout)
         process.stderr = await reader(stderr)
         transport, protocol = await loop.connect_write_pipe(
-            lambda: asyncio.streams.FlowControlMixin(loop=loop), open(stdin, "wb", buffering=0)
+            lambda: asyncio.streams.FlowControlMixin(loop=loop),
+            open(stdin, "wb", buffering=0),  # noqa: SIM115  # the transport owns it
         )
         process.stdin = asyncio.StreamWriter(transport, protocol, None, loop)
         loop.add_reader(pidfd, process.ended)
@@ -269,5 +270,6 @@ class ForkedProcess:
 async def reader(fd: int) -> asyncio.StreamReader:
     loop = asyncio.get_running_loop()
     stream = asyncio.StreamReader(limit=STREAM_LIMIT, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), open(fd, "rb", buffering=0))
+    pipe = open(fd, "rb", buffering=0)  # noqa: SIM115  # the transport owns it, and closes it at the end
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), pipe)
     return stream

@@ -22,6 +22,7 @@ signal handlers and mask as Python starts with, its own folder, environment and 
 from __future__ import annotations
 
 import array
+import contextlib
 import gc
 import json
 import os
@@ -72,11 +73,12 @@ def preload(model_name: str) -> None:
     hang_up_with_parent()  # serve killed outright: this server goes too, and its tutors are hung up in turn
     keep_freed_memory()
     import_asyncio_without_tls()  # before Textual, as the app does
-    import model
     import textual.drivers.web_driver  # noqa: F401  # the tab's driver
-    import tutor.app  # noqa: F401
-    import tutor.cli  # noqa: F401
-    import tutor.lessons.course  # noqa: F401
+
+    import model
+    import tutor.app
+    import tutor.cli
+    import tutor.lessons.course
     import tutor.model_words  # noqa: F401
     from tutor.commands import app as app_command
 
@@ -178,10 +180,8 @@ def serve_forks(control: socket.socket, environment: dict[str, str]) -> tuple[Ta
             for fd in fds:
                 os.close(fd)
             pidfd = os.pidfd_open(pid)  # its own child, not yet reaped: the pid is still this tutor's
-            try:
+            with contextlib.suppress(OSError):  # serve is gone: the tutor is hung up with this server
                 reply(control, {"pid": pid}, (pidfd,))
-            except OSError:  # serve is gone: the tutor is hung up with this server
-                pass
             children[pidfd] = pid
             poller.register(pidfd, select.POLLIN)
 
