@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import array
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -25,10 +26,8 @@ def links(pid: int) -> list[str]:
     """What process `pid`'s file descriptors are (`socket:[…]`, `pipe:[…]`, a path)."""
     found = []
     for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
+        with contextlib.suppress(FileNotFoundError):
             found.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
-        except FileNotFoundError:
-            pass
     return found
 
 
