@@ -54,9 +54,12 @@ def ended(pid: int) -> bool:
 
 
 @contextmanager
-def serving(tmp_path: Path, *args: str, lang: str = "en") -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`tutor --lang LANG serve --port 0 ARGS` in its own folder and progress folder; yields the process and the
-    first line it printed. Ends it with SIGINT (Ctrl+C) if the test did not."""
+def serving(
+    tmp_path: Path, *args: str, lang: str = "en", new_group: bool = False
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`tutor --lang LANG serve --port 0 ARGS` in its own folder and progress folder (and `new_group`: its own
+    process group, as a terminal's foreground job); yields the process and the first line it printed. Ends it with
+    SIGINT (Ctrl+C) if the test did not."""
     env = {**os.environ, "TUTOR_STATE_DIR": str(tmp_path / "state"), "PYTHONIOENCODING": "utf-8"}
     process = subprocess.Popen(
         [sys.executable, "-P", "-m", "tutor", "--lang", lang, "serve", "--port", "0", *args],  # -P: no cwd
@@ -65,6 +68,7 @@ def serving(tmp_path: Path, *args: str, lang: str = "en") -> Iterator[tuple[subp
         text=True,
         cwd=tmp_path,
         env=env,
+        start_new_session=new_group,
     )
     try:
         yield process, (process.stdout.readline() if process.stdout else "").rstrip("\n")

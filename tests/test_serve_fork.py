@@ -79,6 +79,35 @@ async def test_a_forked_tab_draws_its_first_screen_as_a_spawned_one_would_and_sa
 
 
 @needs_web
+@pytest.mark.parametrize("way", [(), ("--no-fork-server",)], ids=["forked", "spawned"])
+async def test_ctrl_c_ends_every_tab_s_tutor_and_the_fork_server_and_saves(
+    tmp_path: Path, way: tuple[str, ...]
+) -> None:
+    """Ctrl+C in serve's terminal signals its whole process group: serve, the fork server (which leaves it to serve)
+    and every tutor (which gets Python's KeyboardInterrupt handler back after the fork, as a spawned one has)."""
+    with serving(tmp_path, *way, new_group=True) as (process, line):
+        tutors: list[int] = []
+
+        async def two_tabs(_: str) -> None:
+            async def second(_: str) -> None:
+                tutors.extend(tutors_under(process.pid) + fork_servers_under(process.pid))
+
+            await first_screen(process, line, second)
+
+        await first_screen(process, line, two_tabs)
+        assert len(tutors) == (2 if way else 3)
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        for _ in range(200):  # a spawned tab's tutor may outlive serve by a moment, saving; a forked one does not
+            if all(ended(pid) for pid in tutors):
+                break
+            await asyncio.sleep(0.05)
+        assert all(ended(pid) for pid in tutors)
+    assert (process.returncode, out, err) == (0, "", "")
+    assert (tmp_path / "state" / "progress.json").exists()
+
+
+@needs_web
 async def test_a_killed_fork_server_is_one_line_and_the_next_tab_is_spawned(tmp_path: Path) -> None:
     with serving(tmp_path) as (process, line):
         [fork_server] = fork_servers_under(process.pid)
