@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -113,6 +114,7 @@ async def test_a_killed_fork_server_is_one_line_and_the_next_tab_is_spawned(tmp_
         [fork_server] = fork_servers_under(process.pid)
         os.kill(fork_server, signal.SIGKILL)
         assert process.stdout is not None
+        assert select.select([process.stdout], [], [], 30)[0], "serve said nothing when its fork server died"
         said = process.stdout.readline()
         assert said == (
             "tutor serve: the shared tutor process (fork server) has ended (exit code -9); each tab now starts a "
