@@ -22,9 +22,27 @@ URL_LINE = re.compile(
 )
 
 
-def tutors_under(pid: int) -> list[int]:
-    """The processes `pid` started (one tutor a browser tab)."""
+def children(pid: int) -> list[int]:
     return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def is_fork_server(pid: int) -> bool:
+    try:
+        return b"tutor.fork_server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+
+
+def fork_servers_under(pid: int) -> list[int]:
+    return [child for child in children(pid) if is_fork_server(child)]
+
+
+def tutors_under(pid: int) -> list[int]:
+    """The tutors `pid` started, one a browser tab: spawned (its children) or forked (its fork server's)."""
+    found = []
+    for child in children(pid):
+        found += children(child) if is_fork_server(child) else [child]
+    return found
 
 
 def ended(pid: int) -> bool:
@@ -36,9 +54,12 @@ def ended(pid: int) -> bool:
 
 
 @contextmanager
-def serving(tmp_path: Path, *args: str, lang: str = "en") -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`tutor --lang LANG serve --port 0 ARGS` in its own folder and progress folder; yields the process and the
-    first line it printed. Ends it with SIGINT (Ctrl+C) if the test did not."""
+def serving(
+    tmp_path: Path, *args: str, lang: str = "en", new_group: bool = False
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`tutor --lang LANG serve --port 0 ARGS` in its own folder and progress folder (and `new_group`: its own
+    process group, as a terminal's foreground job); yields the process and the first line it printed. Ends it with
+    SIGINT (Ctrl+C) if the test did not."""
     env = {**os.environ, "TUTOR_STATE_DIR": str(tmp_path / "state"), "PYTHONIOENCODING": "utf-8"}
     process = subprocess.Popen(
         [sys.executable, "-P", "-m", "tutor", "--lang", lang, "serve", "--port", "0", *args],  # -P: no cwd
@@ -47,6 +68,7 @@ def serving(tmp_path: Path, *args: str, lang: str = "en") -> Iterator[tuple[subp
         text=True,
         cwd=tmp_path,
         env=env,
+        start_new_session=new_group,
     )
     try:
         yield process, (process.stdout.readline() if process.stdout else "").rstrip("\n")

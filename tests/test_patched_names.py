@@ -449,6 +449,8 @@ def test_textual_serve_tab_service_and_messages_are_what_web_server_copies() -> 
         ("set_terminal_size", ["self", "width", "height"]),
         ("blur", ["self"]),
         ("focus", ["self"]),
+        ("_open_app_process", ["self", "width", "height"]),
+        ("_build_environment", ["self", "width", "height"]),
     ):
         assert parameters(getattr(AppService, name, None) or (lambda: None)) == expected, (
             f"textual-serve changed AppService.{name}: tutor/patches/web_server.TabService and TutorServer call it"
@@ -458,6 +460,12 @@ def test_textual_serve_tab_service_and_messages_are_what_web_server_copies() -> 
     )
     assert "self._process: Process | None = None" in inspect.getsource(AppService.__init__), (
         "AppService no longer keeps its process in _process: tutor/patches/web_server.TabService.terminate reads it"
+    )
+    opened = gone_from(AppService._open_app_process, ("self._process = process", "self._stdin = process.stdin"))
+    run = gone_from(AppService.run, ("process.stdout", "process.stderr", "readexactly"))
+    assert not opened and not run, (
+        f"AppService no longer does {opened + run}: tutor/patches/web_server.TabService._open_app_process gives it a "
+        "forked tutor (tutor/fork_client.ForkedProcess) in the same places"
     )
     server = Server("true")
     for attribute in ("command", "title", "debug", "download_manager", "templates_path", "statics_path"):

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from served import URL_LINE, needs_web, serving, tutors_under
+from served import URL_LINE, children, fork_servers_under, needs_web, serving, tutors_under
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
@@ -148,6 +148,8 @@ def test_the_tutor_in_a_browser_tab_draws_types_takes_f_keys_and_saves_when_the_
             "the first step's panel",
         )
         assert "How to use the tutor" in first and "Vectors" in first and "猫追狗" in first  # lesson, tabs, prompt
+        [fork_server] = fork_servers_under(server.pid)
+        assert tutors_under(server.pid) == children(fork_server)  # one tutor, forked (tutor/fork_server.py)
         assert len(tutors_under(server.pid)) == 1
         before = tmp_path / "before.png"
         page.screenshot(path=before)

@@ -5,8 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from tutor.commands.common import fail
+
+if TYPE_CHECKING:
+    from model import GPT
+
+# A shipped model `tutor serve`'s fork server loaded before it forked this tutor (tutor/fork_server.py): its pages
+# are shared with the other tabs' tutors until one writes to them. Taken once; a later load reads the file again.
+PRELOADED: dict[str, GPT] = {}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,7 +29,7 @@ def start_app(args: argparse.Namespace) -> int:
     import model
 
     try:
-        gpt = model.load(args.model or "tiny")
+        gpt = PRELOADED.pop(args.model or "tiny", None) or model.load(args.model or "tiny")
     except model.WeightsError as error:
         return fail(str(error))
     in_browser = os.environ.get("TEXTUAL_DRIVER", "").startswith("textual.drivers.web_driver")  # `tutor serve`'s tab

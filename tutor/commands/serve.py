@@ -104,6 +104,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="listen on a unix socket at PATH instead of a port, with no token, for a proxy that logs users in "
         "(jupyter-server-proxy: the JupyterLab launcher's tutor tile runs this); PATH's folder must be yours alone",
     )
+    parser.add_argument(
+        "--no-fork-server",
+        action="store_true",
+        help="start each tab's tutor as a process of its own (about 1.5 times the memory a tab) instead of forking "
+        "it from one process that has loaded the tutor once",
+    )
 
 
 def positive(text: str) -> int:
@@ -133,14 +139,20 @@ def session_command(args: argparse.Namespace, folder: str) -> str:
     """What each browser tab runs (textual-serve hands it to a shell): this Python's tutor, same language and
     model, in `folder`, with -P: Python puts no working folder on sys.path for `-m`, so a `tutor/` written where
     the server started is not what runs. No token in it: every user on the machine can read a command line."""
-    words = [sys.executable, "-P", "-m", "tutor", "--lang", args.lang]
+    words = [sys.executable, "-P", "-m", "tutor", *session_arguments(args)]
+    return f"cd {shlex.quote(folder)} && exec {shlex.join(words)}"  # the shell becomes the tutor: one process a tab
+
+
+def session_arguments(args: argparse.Namespace) -> list[str]:
+    """`tutor`'s arguments in each tab, spawned or forked: the same language, model and lessons."""
+    words = ["--lang", args.lang]
     if args.model:
         words += ["--model", model_argument(args.model)]
     if getattr(args, "lessons", None):  # a teacher's folder, as the tabs must see it from their own folder
         from pathlib import Path
 
         words += ["--lessons", str(Path(args.lessons).expanduser().absolute())]
-    return f"cd {shlex.quote(folder)} && exec {shlex.join(words)}"  # the shell becomes the tutor: one process a tab
+    return words
 
 
 def model_argument(model: str) -> str:
@@ -198,6 +210,8 @@ async def serve(server: TutorServer, lang: str) -> int:
     import os
     import signal
 
+    if server.forks is not None:
+        server.forks.watch()
     socket_path = getattr(server, "socket_path", None)
     try:
         runner = await server.start()
@@ -273,13 +287,28 @@ def run(args: argparse.Namespace) -> int:
     # the tabs' working folder: 0700, this server's alone, gone when it stops
     with tempfile.TemporaryDirectory(prefix="tutor-serve-") as folder:
         command = session_command(args, folder)
+        forks = None
+        if not args.no_fork_server:  # now, before the event loop and its threads, and before the token exists
+            from tutor.fork_client import ForkServer
+            from tutor.patches.web_server import tab_environment
+
+            forks = ForkServer.start(session_arguments(args), folder, tab_environment(), args.model, args.lang)
         server: TutorServer
         if socket_path is not None:
-            server = ProxiedServer(command, socket_path, max_sessions=args.max_sessions)
+            server = ProxiedServer(command, socket_path, max_sessions=args.max_sessions, forks=forks)
         else:
             server = TutorServer(
-                command, args.host, args.port, secrets.token_urlsafe(TOKEN_BYTES), max_sessions=args.max_sessions
+                command,
+                args.host,
+                args.port,
+                secrets.token_urlsafe(TOKEN_BYTES),
+                max_sessions=args.max_sessions,
+                forks=forks,
             )
-        with contextlib.suppress(KeyboardInterrupt):
-            return asyncio.run(serve(server, args.lang))
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                return asyncio.run(serve(server, args.lang))
+        finally:
+            if forks is not None:
+                forks.stop()  # after the sessions: the fork server waits for its tutors to save, then ends
     return 0

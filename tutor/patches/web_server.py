@@ -43,7 +43,7 @@ import logging
 import re
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp_jinja2
 import jinja2
@@ -53,6 +53,11 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 from tutor.commands.serve import DEFAULT_MAX_SESSIONS, is_loopback
+
+if TYPE_CHECKING:
+    from asyncio.subprocess import Process
+
+    from tutor.fork_client import ForkServer
 
 TEMPLATE = "app_index.html"
 FONTS_LINK = re.compile(r"<link\b[^>]*https://fonts\.googleapis\.com/[^>]*>")  # the one remote load in the page
@@ -166,6 +171,16 @@ def terminal_size(width: object, height: object) -> tuple[int, int]:
     return min(max(as_int(width, 80), 1), MAX_WIDTH), min(max(as_int(height, 24), 1), MAX_HEIGHT)
 
 
+def tab_environment() -> dict[str, str]:
+    """The environment textual-serve gives a tab's process, bar its size: what the fork server must run with."""
+    service = TabService("", write_bytes=_nothing, write_str=_nothing, close=_nothing, download_manager=None)  # type: ignore[arg-type]
+    return service._build_environment()
+
+
+async def _nothing(*_: object) -> None:
+    return None
+
+
 def bounded_input(data: str) -> str:
     """A stdin message cut to what a learner sends: a bracketed paste to PASTE_CHARS (its closing mark kept, or
     the tutor would take what follows for more paste), anything else to TYPED_CHARS."""
@@ -185,6 +200,19 @@ class TabService(AppService):
     - `run` closes the tab when its tutor ends however it ended: a tutor killed says nothing, and the page stayed
       open on a dead terminal.
     """
+
+    forks: ForkServer | None = None  # the tab's tutor is forked by it while it lives, else spawned
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        """The tab's tutor, forked by the fork server with the environment a spawned one gets (tutor/fork_server.py);
+        spawned with `command` as textual-serve does when there is none, or it is gone or refused."""
+        if self.forks is not None:
+            process = await self.forks.start_tab(self._build_environment(width=width, height=height))
+            if process is not None:
+                self._process = process  # type: ignore[assignment]  # the same pipes, returncode and terminate
+                self._stdin = process.stdin
+                return process  # type: ignore[return-value]
+        return await super()._open_app_process(width, height)
 
     async def stop(self) -> None:
         # The timer is not cancelled when super().stop() returns: that returns as soon as the tab's output ends,
@@ -216,8 +244,10 @@ class TutorServer(Server):
         token: str,
         title: str = "tutor",
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        forks: ForkServer | None = None,
     ) -> None:
         super().__init__(command, host=host, port=port, title=title)
+        self.forks = forks  # tabs' tutors forked by it (command: when it cannot)
         self.token = token
         self.secret = session_secret(secrets.token_bytes(32), token)  # a new key each start: old cookies open nothing
         self.prefix = "/" + secrets.token_hex(8)  # the cookie's Path: what another local server would need to know
@@ -328,6 +358,7 @@ class TutorServer(Server):
                 download_manager=self.download_manager,
                 debug=self.debug,
             )
+            app_service.forks = self.forks
             await app_service.start(width, height)
             try:
                 await self._process_messages(websocket, app_service)
@@ -397,8 +428,14 @@ class ProxiedServer(TutorServer):
     ("static/", "ws"), so they hold under any prefix, whatever characters a user name puts in it.
     """
 
-    def __init__(self, command: str, socket_path: str, max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
-        super().__init__(command, "localhost", 0, token="", max_sessions=max_sessions)
+    def __init__(
+        self,
+        command: str,
+        socket_path: str,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        forks: ForkServer | None = None,
+    ) -> None:
+        super().__init__(command, "localhost", 0, token="", max_sessions=max_sessions, forks=forks)
         self.socket_path = socket_path
         self.prefix = ""
 
