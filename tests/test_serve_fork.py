@@ -45,10 +45,11 @@ async def first_screen(process: subprocess.Popen[str], line: str, then: object =
             assert page.status == 200
         async with browser.ws_connect(f"{origin}{found['path']}ws?width=120&height=40", origin=origin) as websocket:
             drawn = b""
-            while b"Token + position embedding" not in drawn:  # the first step's panel, on the first screen
-                message = await websocket.receive(timeout=60)
-                assert message.type == aiohttp.WSMsgType.BINARY, message
-                drawn += message.data
+            async with asyncio.timeout(90):  # a tutor that draws something else for ever fails here, not hangs
+                while b"Token + position embedding" not in drawn:  # the first step's panel, on the first screen
+                    message = await websocket.receive(timeout=60)
+                    assert message.type == aiohttp.WSMsgType.BINARY, message
+                    drawn += message.data
             if then is not None:
                 await then(found["token"])  # type: ignore[operator]
 
