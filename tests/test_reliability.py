@@ -662,3 +662,28 @@ async def test_a_hang_up_stops_the_save_timer_it_saves_for(tmp_path: Path, monke
         await pilot.pause(0.6)
         assert saves == ["save"]
         assert timer is not None and app._save_timer is None
+
+
+async def test_a_lesson_marked_done_is_saved_once_not_again_by_the_waiting_timer(tmp_path: Path, monkeypatch) -> None:
+    """F8 on a finished lesson saves at once (the ✓ is a result earned); the timer that waited to write the place
+    is stopped, not left to write it again: one save for that, one for the next lesson's place."""
+    from tutor import app as app_module
+
+    monkeypatch.setattr(app_module, "SAVE_DELAY", 0.3)
+    store = ProgressStore(tmp_path / "progress.json")
+    app = make_app(store, ROOT / "content")
+    saves: list[str] = []
+    real_save = store.save
+    monkeypatch.setattr(store, "save", lambda progress: saves.append("save") or real_save(progress))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.4)
+        saves.clear()
+        lesson = app.main.place.lesson
+        assert lesson is not None
+        app.remember(prompt="typed before F8")
+        app.read_to_end.add(lesson.id)
+        await app.step_lesson(1)
+        await pilot.pause(0.7)
+        assert lesson.id in app.progress.done
+        assert saves == ["save", "save"]

@@ -381,7 +381,8 @@ class TutorApp(App[None]):
             self.notify(notice, severity="information" if resumed else "warning", timeout=10)
 
     def save_now(self) -> None:
-        """For results the learner earned (a quiz, an exercise): written at once, not on a timer."""
+        """For results the learner earned (a quiz, an exercise, a lesson done) and for the end: written at once, and
+        the timer waiting to write stopped (its save would write the same again)."""
         if self._save_timer is not None:
             self._save_timer.stop()
         self._save()
@@ -419,9 +420,7 @@ class TutorApp(App[None]):
     async def on_unmount(self) -> None:
         if self.collector is not None:
             self.collector.restore()
-        if self._save_timer is not None:
-            self._save_timer.stop()
-        self._save()
+        self.save_now()
 
     # -- lessons -------------------------------------------------------------------------------
 
@@ -560,7 +559,7 @@ class TutorApp(App[None]):
         if delta > 0 and current.id not in self.progress.done:
             if self.lesson_finished(current):
                 self.progress.done.append(current.id)
-                self._save()
+                self.save_now()  # the waiting timer stopped: this save writes what it waited to write
                 self.main.update_lesson_header()  # the ✓ at once (seen on the last lesson, which stays open)
             else:
                 self.notify(pick(WORDS, "not_done", self.lang))
