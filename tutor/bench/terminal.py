@@ -18,6 +18,8 @@ import sys
 import tempfile
 import termios
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,23 +158,31 @@ class Session:
     pss: int
 
 
-def session(command: list[str], ready: tuple[bytes, ...], truecolor: bool, steps: int, size=(120, 40)) -> Session:
-    """Start one app, wait for its first screen, press ↓ `steps` times then ↑ as often, one key at a time."""
+@contextmanager
+def drawn(command: list[str], ready: tuple[bytes, ...], truecolor: bool, size: tuple[int, int]) -> Iterator[Terminal]:
+    """One app started in a pty with a state folder of its own, once its first screen is drawn and it has gone
+    quiet (the lesson finishes drawing); closed after."""
     compile_sources()
     with tempfile.TemporaryDirectory() as state:
         terminal = spawn(command, size, truecolor, Path(state))
         try:
             wait_for_first_screen([terminal], ready, 60)
-            pump_all([terminal], ready, 5, until_quiet=0.5)  # the lesson finishes drawing
-            step_bytes = []
-            for key in [DOWN] * steps + [UP] * steps:
-                os.write(terminal.master, key)
-                step_bytes.append(pump_all([terminal], ready, 3, until_quiet=0.25))
-            rss, pss = memory(terminal.process.pid)
-            assert terminal.first_screen is not None and terminal.first_screen_cpu is not None
-            return Session(terminal.first_screen, terminal.first_screen_cpu, step_bytes, rss, pss)
+            pump_all([terminal], ready, 5, until_quiet=0.5)
+            yield terminal
         finally:
             terminal.close()
+
+
+def session(command: list[str], ready: tuple[bytes, ...], truecolor: bool, steps: int, size=(120, 40)) -> Session:
+    """Start one app, wait for its first screen, press ↓ `steps` times then ↑ as often, one key at a time."""
+    with drawn(command, ready, truecolor, size) as terminal:
+        step_bytes = []
+        for key in [DOWN] * steps + [UP] * steps:
+            os.write(terminal.master, key)
+            step_bytes.append(pump_all([terminal], ready, 3, until_quiet=0.25))
+        rss, pss = memory(terminal.process.pid)
+        assert terminal.first_screen is not None and terminal.first_screen_cpu is not None
+        return Session(terminal.first_screen, terminal.first_screen_cpu, step_bytes, rss, pss)
 
 
 KEY_QUIET = 0.15  # seconds with no output after which a key's frames are all written (an idle tutor writes nothing)
@@ -192,26 +202,19 @@ def keystrokes(command: list[str], ready: tuple[bytes, ...], typing: str, steps:
     everything it drew, through the terminal driver and its writer thread, which the pilot's headless driver skips
     (and without the pilot's wait on every widget, which a terminal does not have). The CPU counts the quiet wait
     too (an idle tutor uses ~2 ms a second: ~0.3 ms a key)."""
-    compile_sources()
-    with tempfile.TemporaryDirectory() as state:
-        terminal = spawn(command, size, False, Path(state))
-        try:
-            wait_for_first_screen([terminal], ready, 60)
-            pump_all([terminal], ready, 5, until_quiet=0.5)
-            os.write(terminal.master, b"\x15")  # ctrl+u: an empty prompt
-            pump_all([terminal], ready, 5, until_quiet=0.5)
-            keys = {"type": [char.encode() for char in typing], "step": [DOWN] * steps + [UP] * steps}
-            latencies: dict[str, list[float]] = {kind: [] for kind in keys}
-            cpu: dict[str, list[float]] = {kind: [] for kind in keys}
-            for kind, sequence in keys.items():
-                for key in sequence:
-                    cpu_before, written = task_cpu(terminal.process.pid), time.perf_counter()
-                    os.write(terminal.master, key)
-                    latencies[kind].append(_last_output(terminal, ready, written) - written)
-                    cpu[kind].append(task_cpu(terminal.process.pid) - cpu_before)
-            return Keystrokes(latencies, cpu)
-        finally:
-            terminal.close()
+    with drawn(command, ready, False, size) as terminal:
+        os.write(terminal.master, b"\x15")  # ctrl+u: an empty prompt
+        pump_all([terminal], ready, 5, until_quiet=0.5)
+        keys = {"type": [char.encode() for char in typing], "step": [DOWN] * steps + [UP] * steps}
+        latencies: dict[str, list[float]] = {kind: [] for kind in keys}
+        cpu: dict[str, list[float]] = {kind: [] for kind in keys}
+        for kind, sequence in keys.items():
+            for key in sequence:
+                cpu_before, written = task_cpu(terminal.process.pid), time.perf_counter()
+                os.write(terminal.master, key)
+                latencies[kind].append(_last_output(terminal, ready, written) - written)
+                cpu[kind].append(task_cpu(terminal.process.pid) - cpu_before)
+        return Keystrokes(latencies, cpu)
 
 
 def _last_output(terminal: Terminal, ready: tuple[bytes, ...], since: float, timeout: float = 10.0) -> float:
