@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -322,6 +323,26 @@ def rms_centre_sentence(w: Worked, lang: str) -> str:
     return pick(WORDS, "rms_centre", lang, m=m, mu=number_text(round(w.mean, 10)))
 
 
+def steps_grid(*rows: tuple[str, str]) -> Table:
+    """The worked steps, one (name, computation) a row."""
+    steps = Table.grid(padding=(0, 2))
+    steps.add_column(style="bold")
+    steps.add_column()
+    for name, computation in rows:
+        steps.add_row(name, computation)
+    return steps
+
+
+def values_table(headers: tuple[str, ...], rows: Iterable[tuple[float, ...]]) -> Table:
+    """Every coordinate j with its values, one row each, right-aligned under `headers` (the first is j's)."""
+    table = Table(box=None, padding=(0, 1), header_style="bold", show_edge=False)
+    for header in headers:
+        table.add_column(header, justify="right", no_wrap=True)
+    for j, values in enumerate(rows):
+        table.add_row(str(j), *(number_text(v) for v in values))
+    return table
+
+
 class LayerNormCalcScreen(ExperimentScreen):
     NAME = "layernorm-calc"
     BINDINGS = [
@@ -516,70 +537,47 @@ class LayerNormCalcScreen(ExperimentScreen):
         d = len(w.x)
         total = float(w.x.sum())
         squares = float(((w.x - w.mean) ** 2).sum())
-        steps = Table.grid(padding=(0, 2))
-        steps.add_column(style="bold")
-        steps.add_column()
-        steps.add_row(self.words("step_mean"), f"μ = Σ xⱼ / d = {number_text(total)} / {d} = {number_text(w.mean)}")
-        steps.add_row(
-            self.words("step_var"),
-            f"σ² = Σ (xⱼ − μ)² / d = {number_text(squares)} / {d} = {number_text(w.var)}",
+        steps = steps_grid(
+            (self.words("step_mean"), f"μ = Σ xⱼ / d = {number_text(total)} / {d} = {number_text(w.mean)}"),
+            (self.words("step_var"), f"σ² = Σ (xⱼ − μ)² / d = {number_text(squares)} / {d} = {number_text(w.var)}"),
+            (
+                self.words("step_scale"),
+                f"√(σ² + ε) = √({number_text(w.var)} + {w.eps:g}) = {number_text(w.scale, 6)}",
+            ),
+            (self.words("step_xhat"), self.words("xhat_formula")),
+            (self.words("step_y"), self.words("y_formula")),
         )
-        steps.add_row(
-            self.words("step_scale"),
-            f"√(σ² + ε) = √({number_text(w.var)} + {w.eps:g}) = {number_text(w.scale, 6)}",
+        table = values_table(
+            (self.words("column_j"), "x", "x − μ", "(x − μ)²", "x̂", "γ", "β", "y"),
+            (
+                (w.x[j], w.x[j] - w.mean, (w.x[j] - w.mean) ** 2, w.x_hat[j], w.gamma[j], w.beta[j], w.y[j])
+                for j in range(d)
+            ),
         )
-        steps.add_row(self.words("step_xhat"), self.words("xhat_formula"))
-        steps.add_row(self.words("step_y"), self.words("y_formula"))
-
-        table = Table(box=None, padding=(0, 1), header_style="bold", show_edge=False)
-        for header in (self.words("column_j"), "x", "x − μ", "(x − μ)²", "x̂", "γ", "β", "y"):
-            table.add_column(header, justify="right", no_wrap=True)
-        for j in range(d):
-            table.add_row(
-                str(j),
-                *(
-                    number_text(v)
-                    for v in (
-                        w.x[j],
-                        w.x[j] - w.mean,
-                        (w.x[j] - w.mean) ** 2,
-                        w.x_hat[j],
-                        w.gamma[j],
-                        w.beta[j],
-                        w.y[j],
-                    )
-                ),
-            )
         norm_line = norm_sentence(w, self.lang)
         parts = [steps, Text(""), Text(norm_line), Text(self.words("source"), style="dim"), Text(""), table]
-        if self.model_note:  # on top: the table below is as long as the model is wide
-            parts.insert(0, Text(self.model_note, style="italic"))
-        # the sentences wrap by their words: a new sentence may take another number of lines
-        self.query_one("#ln-result", LiveStatic).show_content(Group(*parts), (d, self.model_note, norm_line))
+        self.show_worked(parts, (d, self.model_note, norm_line))
 
     def show_rms(self, w: Worked) -> None:
         """RMSNorm worked out: mean(x²), rms, x̂ = x / rms, y = γ·x̂ — and what it leaves of x's mean."""
         d = len(w.x)
         squares = float((w.x * w.x).sum())
-        steps = Table.grid(padding=(0, 2))
-        steps.add_column(style="bold")
-        steps.add_column()
-        steps.add_row(
-            self.words("rms_step_squares"),
-            f"mean(x²) = Σ xⱼ² / d = {number_text(squares)} / {d} = {number_text(w.var)}",
+        steps = steps_grid(
+            (
+                self.words("rms_step_squares"),
+                f"mean(x²) = Σ xⱼ² / d = {number_text(squares)} / {d} = {number_text(w.var)}",
+            ),
+            (
+                self.words("rms_step_scale"),
+                f"rms = √(mean(x²) + ε) = √({number_text(w.var)} + {w.eps:g}) = {number_text(w.scale, 6)}",
+            ),
+            (self.words("rms_step_xhat"), self.words("rms_xhat_formula")),
+            (self.words("rms_step_y"), self.words("rms_y_formula")),
         )
-        steps.add_row(
-            self.words("rms_step_scale"),
-            f"rms = √(mean(x²) + ε) = √({number_text(w.var)} + {w.eps:g}) = {number_text(w.scale, 6)}",
+        table = values_table(
+            (self.words("column_j"), "x", "x²", "x̂", "γ", "y"),
+            ((w.x[j], w.x[j] ** 2, w.x_hat[j], w.gamma[j], w.y[j]) for j in range(d)),
         )
-        steps.add_row(self.words("rms_step_xhat"), self.words("rms_xhat_formula"))
-        steps.add_row(self.words("rms_step_y"), self.words("rms_y_formula"))
-
-        table = Table(box=None, padding=(0, 1), header_style="bold", show_edge=False)
-        for header in (self.words("column_j"), "x", "x²", "x̂", "γ", "y"):
-            table.add_column(header, justify="right", no_wrap=True)
-        for j in range(d):
-            table.add_row(str(j), *(number_text(v) for v in (w.x[j], w.x[j] ** 2, w.x_hat[j], w.gamma[j], w.y[j])))
         norm_line, centre_line = rms_norm_sentence(w, self.lang), rms_centre_sentence(w, self.lang)
         parts = [
             Text(self.words("rms_heading"), style="bold"),
@@ -591,11 +589,14 @@ class LayerNormCalcScreen(ExperimentScreen):
             Text(""),
             table,
         ]
+        self.show_worked(parts, ("rms", d, self.model_note, norm_line, centre_line))
+
+    def show_worked(self, parts: list[RenderableType], key: tuple[object, ...]) -> None:
+        """The worked example below the inputs, the model's note on top (the table below is as long as the model is
+        wide); the sentences wrap by their words, so `key` names what may change the lines' count."""
         if self.model_note:
-            parts.insert(0, Text(self.model_note, style="italic"))
-        self.query_one("#ln-result", LiveStatic).show_content(
-            Group(*parts), ("rms", d, self.model_note, norm_line, centre_line)
-        )
+            parts = [Text(self.model_note, style="italic"), *parts]
+        self.query_one("#ln-result", LiveStatic).show_content(Group(*parts), key)
 
     # -- actions ------------------------------------------------------------------------------
 
