@@ -63,12 +63,17 @@ def use_utf8_terminals() -> None:
             pass
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    # Before NumPy loads: the model's matrices are small, a second BLAS thread only adds overhead,
-    # and a lab machine runs thirty of these at once.
+def preset_environment() -> None:
+    """What must be set before NumPy and Textual load (each reads it once): one BLAS thread (the model's matrices
+    are small, a second thread only adds overhead, and a lab machine runs thirty of these at once) and the frame
+    rate. Also called by the fork server (tutor/fork_server.py) before it loads what its tutors share."""
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
-    os.environ.setdefault("TEXTUAL_FPS", FRAMES_PER_SECOND)  # before Textual loads: it reads it once
+    os.environ.setdefault("TEXTUAL_FPS", FRAMES_PER_SECOND)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    preset_environment()
     keep_freed_memory()  # each keystroke's trace reuses the last one's memory (tutor/process_tuning.py)
     use_utf8_terminals()
     args = build_parser().parse_args(argv)

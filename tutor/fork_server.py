@@ -53,7 +53,6 @@ PRELOADED_MODULES = (
     "textual.pilot",
     "textual.drivers.headless_driver",
 )
-PRESET = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # as tutor.cli.main sets
 
 
 class Refused(Exception):
@@ -77,9 +76,10 @@ def threads_now() -> int:
 
 def preload(model_name: str) -> None:
     """Import what a tab's tutor imports up to its first screen, and load the model, as `tutor` would."""
-    for name, value in PRESET.items():  # before NumPy loads, as tutor.cli.main does
-        os.environ.setdefault(name, value)
+    from tutor.cli import preset_environment  # no NumPy, no Textual: they load below, after it
     from tutor.process_tuning import hang_up_with_parent, import_asyncio_without_tls, keep_freed_memory
+
+    preset_environment()  # one BLAS thread, the frame rate: read once, as NumPy and Textual load
 
     hang_up_with_parent()  # serve killed outright: this server goes too, and its tutors are hung up in turn
     keep_freed_memory()
