@@ -32,6 +32,17 @@ def links(pid: int) -> list[str]:
     return found
 
 
+def signal_masks(pid: int) -> dict[str, int]:
+    """Process `pid`'s blocked, ignored and caught signals (SigBlk, SigIgn, SigCgt of /proc/PID/status): bit n−1 is
+    signal n."""
+    masks = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("SigBlk", "SigIgn", "SigCgt"):
+            masks[name] = int(value, 16)
+    return masks
+
+
 async def first_screen(process: subprocess.Popen[str], line: str, then: object = None) -> None:
     """Open a tab on the server that printed `line`, wait for its tutor's first screen, and await `then()` while
     the tab is open."""
@@ -71,6 +82,12 @@ async def test_a_forked_tab_draws_its_first_screen_as_a_spawned_one_would_and_sa
                     assert token.encode() not in Path(f"/proc/{pid}/{place}").read_bytes()
             sockets = {link for link in links(fork_server) if link.startswith("socket:")}  # its end of serve's pair
             assert sockets and not sockets & set(links(tutor))  # closed in the tab, as are its other tabs' pidfds
+            # the fork server ignores Ctrl+C (serve's to handle); its tutor catches it, as a spawned one does (once
+            # drawing, through the web driver's handler: the app ends and saves), and blocks no signal
+            sigint = 1 << (signal.SIGINT - 1)
+            assert signal_masks(fork_server)["SigIgn"] & sigint
+            masks = signal_masks(tutor)
+            assert masks["SigCgt"] & sigint and not masks["SigIgn"] & sigint and masks["SigBlk"] == 0, masks
 
         await first_screen(process, line, forked)
         process.send_signal(signal.SIGINT)
