@@ -334,10 +334,45 @@ def echo_rows(quick: bool) -> list[Row]:
     ]
 
 
+# What a start imports before it draws anything, done as the tutor does it (the collector off, asyncio without ssl:
+# tutor/process_tuning.py): the modules any NumPy + Textual app needs, then the tutor's own start (its command line,
+# the app, the panels and, through them, model/ and the lesson renderer; the shipped model loaded).
+WITHOUT_TLS = "import gc, sys; gc.disable(); sys.modules['ssl'] = None; import asyncio; del sys.modules['ssl']; "
+IMPORT_FLOOR = WITHOUT_TLS + "import numpy, textual.app"
+TUTOR_IMPORTS = WITHOUT_TLS + "import tutor.cli, model, tutor.app, tutor.panels.panes; model.load('tiny')"
+
+
+def import_rows(starts: int, minimal_first: float, imported: Callable[[str], tuple[float, float]]) -> list[Row]:
+    """How much of the start → first screen row is imports alone: Python importing NumPy and Textual's app (what
+    the tutor cannot start without) and importing the tutor's start, each against the minimal app's first screen."""
+    times: dict[str, list[tuple[float, float]]] = {IMPORT_FLOOR: [], TUTOR_IMPORTS: []}
+    for _ in range(starts):  # in turn, as the starts above
+        for code, samples in times.items():
+            samples.append(imported(code))
+    rows = []
+    for code, what in (
+        (IMPORT_FLOOR, "NumPy and Textual's app imported"),
+        (TUTOR_IMPORTS, "the tutor's modules imported, tiny loaded"),
+    ):
+        seconds = [wall for wall, _ in times[code]]
+        cpu = median([used for _, used in times[code]])
+        rows.append(
+            Row(
+                f"start → {what}, nothing drawn (collector off, no ssl, as the tutor; {len(seconds)} runs)",
+                f"{spread_text(seconds, 1, 2, 's')} (CPU median {cpu:.2f} s)",
+                f"minimal Textual app's first screen, median {minimal_first:.2f} s",
+                median(seconds) / minimal_first,
+                "",
+                None,
+            )
+        )
+    return rows
+
+
 def terminal_rows(quick: bool) -> list[Row]:
     from tutor.bench.measure import percentile
     from tutor.bench.pilot import PROMPT
-    from tutor.bench.terminal import MINIMAL, MINIMAL_READY, TUTOR, TUTOR_READY, keystrokes, session
+    from tutor.bench.terminal import MINIMAL, MINIMAL_READY, TUTOR, TUTOR_READY, imported, keystrokes, session
 
     steps = 4 if quick else 26
     starts = 1 if quick else 6  # first screens, the two apps in turn: one start is too noisy on a shared machine
@@ -363,6 +398,8 @@ def terminal_rows(quick: bool) -> list[Row]:
                 ratio <= 1.5,
             )
         )
+        if not truecolor:
+            rows += import_rows(starts, median(floor_first), imported)
         mean = sum(ours.step_bytes) / len(ours.step_bytes)
         floor_mean = sum(floor.step_bytes) / len(floor.step_bytes)
         rows.append(

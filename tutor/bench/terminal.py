@@ -149,6 +149,20 @@ def wait_for_first_screen(terminals: list[Terminal], ready: tuple[bytes, ...], t
         raise TimeoutError(f"{len(late)} of {len(terminals)} never drew their first screen; last output: {text!r}")
 
 
+def imported(code: str) -> tuple[float, float]:
+    """Seconds, and CPU seconds, of a Python that runs `code` (its imports; one BLAS thread, as the app) and exits:
+    the part of a start that comes before anything is drawn."""
+    env = os.environ | {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-c", code], env=env)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise RuntimeError(f"{code!r} failed ({process.returncode})")
+    return seconds, usage.ru_utime + usage.ru_stime
+
+
 @dataclass
 class Session:
     first_screen: float  # seconds
