@@ -399,6 +399,7 @@ def test_a_prompt_without_a_target_has_no_loss(make_gpt) -> None:  # type: ignor
         trace["blocks.0.hook_resid_pre_grad"]
 
 
+@pytest.mark.reference
 def test_shipped_model_gradients_match_pytorch_autograd() -> None:
     """The shipped `tiny`'s `grads=True` trace against autograd through the PyTorch reference model."""
     torch = pytest.importorskip("torch")

@@ -195,6 +195,7 @@ def test_malloc_thresholds_keep_a_freed_trace_in_the_heap(thresholds: str) -> No
         assert mapped >= 3 << 20 and heap_kept < 3 << 20, result.stdout
 
 
+@pytest.mark.reference
 def test_torch_reference_computes_the_same_logits() -> None:
     pytest.importorskip("torch")
     from tutor.bench.reference import max_abs_difference, torch_forward
@@ -204,6 +205,7 @@ def test_torch_reference_computes_the_same_logits() -> None:
     assert max_abs_difference(gpt.forward(ids), torch_forward(gpt)(ids)) < 1e-4
 
 
+@pytest.mark.reference
 def test_torch_training_model_starts_from_our_weights() -> None:
     torch = pytest.importorskip("torch")
     from model.gradients import loss_and_gradients
@@ -229,6 +231,7 @@ def test_spread_prints_best_median_and_p95() -> None:
     assert spread_text([0.003, 0.001, 0.002, 0.010], 1e-3) == "best 1.0, median 2.5, p95 10.0 ms"
 
 
+@pytest.mark.reference
 def test_the_peer_row_times_a_gpt2_folder_against_transformers(tmp_path) -> None:
     pytest.importorskip("transformers")
     pytest.importorskip("tokenizers")
@@ -243,6 +246,7 @@ def test_the_peer_row_times_a_gpt2_folder_against_transformers(tmp_path) -> None
         assert figures["difference"] < 1e-4  # the same weights give the same logits
 
 
+@pytest.mark.reference
 def test_the_llama_row_times_a_llama_folder_against_transformers(tmp_path) -> None:
     pytest.importorskip("transformers")
     pytest.importorskip("tokenizers")

@@ -418,6 +418,7 @@ def reference_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
     return folder, hf
 
 
+@pytest.mark.reference
 def test_logits_and_every_hidden_state_match_transformers(reference_checkpoint: tuple[Path, object]) -> None:
     import torch
 
@@ -433,6 +434,7 @@ def test_logits_and_every_hidden_state_match_transformers(reference_checkpoint: 
             assert np.abs(ours - theirs[0].numpy()).max() < 1e-4
 
 
+@pytest.mark.reference
 def test_the_tokenizer_matches_transformers(reference_checkpoint: tuple[Path, object]) -> None:
     transformers = pytest.importorskip("transformers")
     folder, _ = reference_checkpoint
@@ -572,6 +574,7 @@ def test_a_stale_forward_pass_stops_early(tmp_path: Path) -> None:
     assert gpt.run("The cat", stop=lambda: False).logits.shape[0] == len(gpt.tokenizer.encode("The cat"))
 
 
+@pytest.mark.reference
 def test_gradients_match_transformers_autograd(reference_checkpoint: tuple[Path, object]) -> None:
     """`grads=True` on an HF folder against PyTorch autograd through `GPT2LMHeadModel` on the same weights:
     the loss (transformers' `labels=` loss is the same shifted mean), every parameter's gradient, and

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.reference  # the whole file: .ci/run's second phase runs it, with the test-ref extra
 torch = pytest.importorskip("torch")  # the reference: transformers on torch
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")

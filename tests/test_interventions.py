@@ -461,6 +461,7 @@ def test_a_sweep_refuses_what_it_cannot_measure() -> None:
 # -- against TransformerLens (the `test-ref` extra) ---------------------------------------------------------------
 
 
+@pytest.mark.reference
 def test_zero_ablation_and_resid_pre_patching_equal_transformer_lens(tmp_path: Path) -> None:
     """On one HF GPT-2 folder: head 1 of block 1 zeroed at hook_z, and hook_resid_pre of block 1 at position 2
     patched from another prompt, through TransformerLens' `run_with_hooks`, as its patching demos write them."""
