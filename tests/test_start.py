@@ -347,3 +347,36 @@ async def test_a_first_resume_restyles_after_unscoped_css_came() -> None:
         await pilot.pause()
         assert app.screen.query_one(Early).styles.width is not None
         assert app.screen.query_one(Early).styles.width.value == 7
+
+
+async def test_the_start_paints_every_cell_once_and_ctrl_l_and_a_closed_screen_again(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first frame is the start's only whole frame: the screen's first resume (before it) and the mounts
+    awaited after it asked Textual for more, each a second whole frame (~19 KB down the line at 120×40). What
+    must paint every cell still does: ctrl+l, and the main screen coming back from under another."""
+    from textual._compositor import Compositor
+
+    whole_frames: list[Compositor] = []
+    render_full_update = Compositor.render_full_update
+
+    def counted(self: Compositor, *args: object, **kwargs: object) -> object:
+        whole_frames.append(self)
+        return render_full_update(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Compositor, "render_full_update", counted)
+    app = make_app(store, content_dir())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.3)  # the tabs a step opens mounted, the lesson whole, the start's collector pass
+        await settle(pilot)
+        main_frames = lambda: sum(compositor is app.main._compositor for compositor in whole_frames)  # noqa: E731
+        assert app.main._painted and main_frames() == 1
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert main_frames() == 2
+        await pilot.press("f1")  # the help, over the main screen
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is app.main and main_frames() == 3

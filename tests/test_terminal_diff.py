@@ -101,6 +101,28 @@ def test_the_terminal_shows_what_a_full_redraw_shows(tmp_path: Path, colours: st
         os.close(master)
 
 
+def test_the_start_sends_the_screen_once(tmp_path: Path) -> None:
+    """From the start to quiet, the first frame and then only what changed: less than ctrl+l's one whole redraw.
+    Textual painted the whole screen a second time after the first frame (the screen's first resume and a mount,
+    each asking to repaint every cell): ~32 KB at the start, against ctrl+l's ~19 KB."""
+    process, master = spawn(tmp_path, "--lang", "en")
+    screen = pyte.Screen(120, 40)
+    stream = pyte.ByteStream(screen)
+    try:
+        start = read_until(master, "‖x‖".encode())
+        stream.feed(start)
+        started = len(start) + feed(stream, master, quiet=1.0)
+        text = cells_text(screen)
+        os.write(master, CTRL_L)
+        whole = feed(stream, master, quiet=1.0)
+        assert cells_text(screen) == text  # the same screen
+        assert started < whole, (started, whole)
+    finally:
+        process.kill()
+        process.wait()
+        os.close(master)
+
+
 def test_a_token_key_sends_a_fraction_of_the_panel(tmp_path: Path) -> None:
     """Moving the query token in the attention panel moves a marker in every head's map and the highlighted row,
     and changes the read-out: a few cells, not the panel."""

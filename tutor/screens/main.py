@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cached_property
 from time import monotonic
-from typing import cast
+from typing import Self, cast
 
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import Key, Resize
+from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
@@ -154,6 +155,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         first shown and a step key never waits for a mount; the other tabs' modules, so that one first shown (F6,
         ctrl+r, a lesson) has only its widgets to mount. Those are mounted then: every widget on the screen
         costs on every key. (The lesson's code is highlighted when it first comes into view: see LessonView.)"""
+        self._painted = True
         import_tab_panels()
         self.query_one("#panels", PanelSwitcher).mount_hidden(PANEL_FOR_KIND.values())
 
@@ -174,6 +176,17 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         prompt = self.query_one("#prompt", Input)
         prompt.cursor_blink = False  # blinking costs bandwidth over SSH
         prompt.focus()
+
+    _painted = False  # the first frame has been drawn (first_frame_drawn)
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Self:
+        """Every cell of the screen is painted again only when that is what is asked for (ctrl+l, coming back from
+        under another screen). Not before the first frame, which paints them all anyway; not for a layout, whose
+        reflow repaints what moved, came or went. Textual asks for both (the screen's first resume, a mount into the
+        screen once awaited), and each came as a second whole frame after the first: ~13 ms and ~19 KB at 120×40."""
+        if not regions and (layout or not self._painted):
+            repaint = False
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def on_resize(self, event: Resize) -> None:
         width, height = event.size
