@@ -659,3 +659,23 @@ async def test_panel_tables_fit_their_width_on_the_first_frame_of_a_tab(store, s
                 if panel.size.width and panel._shown is not None:  # shown: made for the width it has
                     step = app.main.place.trace.steps[app.main.place.step_index].name
                     assert panel._width_used == panel.content_size.width, (step, type(panel).__name__)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_layernorm_tab_numbers_the_norm_ahead_as_the_step_line_does(store, lang: str) -> None:
+    """From the MLP (step 6), the LayerNorm tab shows block 1's LN1 and said "(→ step 7)": its index, counted
+    from 0, though the step line counts from 1 and calls it step 8 (in Chinese with ASCII brackets too)."""
+    app = make_app(store, lang=lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*["down"] * 5)  # step 6: block 0's MLP
+        await settle(pilot)
+        app.main.query_one("#panels").active = "layernorm"
+        await settle(pilot)
+        ahead = "(→ step 8)" if lang == "en" else "（→ 步骤 8）"
+        shown = " ".join(screen_text(app, "LayerNormPanel").split())  # the title may wrap
+        assert ahead in shown, shown
+        await pilot.press("down", "down")
+        await settle(pilot)
+        step_line = "Step 8/27" if lang == "en" else "步骤 8/27"
+        assert step_line in screen_text(app) and app.main.place.trace.steps[7].name == "blocks.1.ln1"
