@@ -679,3 +679,23 @@ async def test_the_layernorm_tab_numbers_the_norm_ahead_as_the_step_line_does(st
         await settle(pilot)
         step_line = "Step 8/27" if lang == "en" else "步骤 8/27"
         assert step_line in screen_text(app) and app.main.place.trace.steps[7].name == "blocks.1.ln1"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("everything", [False, True])
+async def test_the_footer_keeps_f1_whatever_it_leaves_out(store, lang: str, everything: bool) -> None:
+    """At 80×24 on the panels the footer left out "f1 Help" (in English; in both languages with everything shown):
+    the keys it leaves out are in the help, so the help's own key must stay."""
+    from tutor.progress import Progress
+
+    if everything:
+        store.save(Progress(last={"everything": True}))
+    app = make_app(store, content_dir(), lang=lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3", "down")  # the panels, a step on
+        await settle(pilot)
+        await pilot.pause(0.2)  # the footer composes its keys after a refresh
+        footer = screen_text(app).splitlines()[-1]
+        assert ("f1 Help" if lang == "en" else "f1 帮助") in footer, footer
+        assert ("↓↑ Step" if lang == "en" else "↓↑ 步进") in footer, footer  # the first keys still come first
