@@ -252,6 +252,18 @@ def screen_text(app: TutorApp, selector: str | None = None) -> str:
     return "\n".join("".join(s.text for s in strip.crop(region.x, region.x + region.width)) for strip in lines)
 
 
+def footer_misses(app: TutorApp) -> list[str]:
+    """The keys the screen shows in its footer ("alt+m Model") that the footer's line does not hold whole: the
+    footer leaves out those that do not fit beside the palette key."""
+    footer = screen_text(app).splitlines()[-1]
+    wanted = [
+        f"{app.get_key_display(binding)} {binding.description}"
+        for _, binding, enabled, _ in app.screen.active_bindings.values()
+        if binding.show and enabled and binding.action != "command_palette"
+    ]
+    return [label for label in wanted if label not in footer]
+
+
 async def settle(pilot) -> None:
     await pilot.pause(0.05)
     await pilot.app.workers.wait_for_complete()

@@ -659,3 +659,43 @@ async def test_panel_tables_fit_their_width_on_the_first_frame_of_a_tab(store, s
                 if panel.size.width and panel._shown is not None:  # shown: made for the width it has
                     step = app.main.place.trace.steps[app.main.place.step_index].name
                     assert panel._width_used == panel.content_size.width, (step, type(panel).__name__)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_layernorm_tab_numbers_the_norm_ahead_as_the_step_line_does(store, lang: str) -> None:
+    """From the MLP (step 6), the LayerNorm tab shows block 1's LN1 and said "(→ step 7)": its index, counted
+    from 0, though the step line counts from 1 and calls it step 8 (in Chinese with ASCII brackets too)."""
+    app = make_app(store, lang=lang)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*["down"] * 5)  # step 6: block 0's MLP
+        await settle(pilot)
+        app.main.query_one("#panels").active = "layernorm"
+        await settle(pilot)
+        ahead = "(→ step 8)" if lang == "en" else "（→ 步骤 8）"
+        shown = " ".join(screen_text(app, "LayerNormPanel").split())  # the title may wrap
+        assert ahead in shown, shown
+        await pilot.press("down", "down")
+        await settle(pilot)
+        step_line = "Step 8/27" if lang == "en" else "步骤 8/27"
+        assert step_line in screen_text(app) and app.main.place.trace.steps[7].name == "blocks.1.ln1"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("everything", [False, True])
+async def test_the_footer_keeps_f1_whatever_it_leaves_out(store, lang: str, everything: bool) -> None:
+    """At 80×24 on the panels the footer left out "f1 Help" (in English; in both languages with everything shown):
+    the keys it leaves out are in the help, so the help's own key must stay."""
+    from tutor.progress import Progress
+
+    if everything:
+        store.save(Progress(last={"everything": True}))
+    app = make_app(store, content_dir(), lang=lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3", "down")  # the panels, a step on
+        await settle(pilot)
+        await pilot.pause(0.2)  # the footer composes its keys after a refresh
+        footer = screen_text(app).splitlines()[-1]
+        assert ("f1 Help" if lang == "en" else "f1 帮助") in footer, footer
+        assert ("↓↑ Step" if lang == "en" else "↓↑ 步进") in footer, footer  # the first keys still come first

@@ -208,3 +208,34 @@ async def test_ctrl_r_s_label_says_where_it_takes_the_learner(store, lang: str, 
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert turn_label(app) in ("Backward", "反向传播")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_loss_line_wraps_between_positions_never_inside_one(store, size: tuple[int, int]) -> None:
+    """The positions' losses ("5 ␣→6 2.69 · …") wrapped where the words ran out: "5" ended one line and "␣→6 2.69"
+    began the next; at 120×40 "no loss" went on a line of its own. Each position's part is now whole on a line."""
+    import re
+
+    from tutor.panels.backward_step import BackwardStep
+
+    app = make_app(store)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.main.query_one("#prompt").value = "猫追狗& 66=1>>猫追狗的"
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        if not app.main.query_one(BackwardStep).region.height:
+            await pilot.press("f3")  # a small window started on the lesson: the panels
+            await settle(pilot)
+        trace = app.main.place.trace
+        rows = [row.plain for row in app.main.query_one(BackwardStep).rows]
+        loss_rows = rows[1 : next(i for i, row in enumerate(rows) if i and not row.strip())]
+        assert len(loss_rows) > 1, rows  # a line long enough to wrap
+        pieces = [visible_piece(p) for p in trace.pieces]
+        for pos in range(len(pieces) - 1):
+            part = f"{pos} {pieces[pos]}→{pieces[pos + 1]} {float(trace.losses[pos]):.2f}"
+            assert sum(part in row for row in loss_rows) == 1, (part, loss_rows)
+        last = f"{len(pieces) - 1} {pieces[-1]}: no next token, no loss"
+        assert any(last in row for row in loss_rows), loss_rows
+        assert all(re.match(r"\d", row) for row in loss_rows), loss_rows  # each line starts with a position

@@ -88,7 +88,7 @@ async def test_compare_at_80_by_24_and_in_chinese(store) -> None:
         await settle(pilot)
         text = screen_text(app)
         assert "残差流的 ‖x‖" in text and "postnorm" in text
-        assert "左边模型" in text and "返回" in text  # the footer speaks the learner's language too
+        assert "左模型" in text and "右模型" in text and "返回" in text  # the footer speaks the learner's language too
         await pilot.press("ctrl+u")
         await settle(pilot)
         assert "输入提示词" in screen_text(app)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import make_app, open_experiment, screen_text, settle
+from helpers import footer_misses, make_app, open_experiment, screen_text, settle
 
 from model import layer_norm
 from tutor.screens.experiments.layernorm_calc import number_text, parse_numbers
@@ -152,3 +152,22 @@ async def test_layernorm_calculator_takes_the_models_vector(store) -> None:
         await pilot.press("alt+e")
         await settle(pilot)
         assert app.screen.worked.mean == 2.5
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("variant", ["tiny", "rmsnorm"])
+async def test_every_key_the_calculator_offers_is_in_its_footer_at_80_columns(store, lang: str, variant: str) -> None:
+    """At 80×24 the footer showed Esc, alt+v and alt+e only: alt+m and alt+r, shown nowhere else, were cut
+    (the footer leaves out the keys that do not fit beside the palette key). In each mode and view, every key the
+    screen shows is in the footer, whole."""
+    import model
+
+    app = make_app(store, gpt=model.load(variant), lang=lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_experiment(pilot, "layernorm-calc")
+        for key in (None, "alt+r", "alt+v"):  # the vector view; the other norm (LayerNorm ↔ RMSNorm); BatchNorm's
+            if key:
+                await pilot.press(key)
+            await settle(pilot)
+            await pilot.pause(0.2)  # the footer composes its keys after a refresh
+            assert footer_misses(app) == [], (key, screen_text(app).splitlines()[-1])

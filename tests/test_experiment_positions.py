@@ -93,6 +93,18 @@ async def test_positions_for_a_model_without_a_base(store, make_gpt) -> None:
         assert "uses learned positions, not the base" in screen_text(app, "#pos-model")
 
 
+@pytest.mark.parametrize(
+    ("positional", "zh_words"), [("sinusoidal", "：正弦位置编码，训练时"), ("learned", "：可学习的位置向量，不用基数")]
+)
+async def test_positions_says_the_model_s_positions_in_chinese(store, make_gpt, positional: str, zh_words: str) -> None:
+    """In Chinese the model's line read "tiny：sinusoidal 位置编码": the config's own word, in English."""
+    app = make_app(store, gpt=make_gpt(positional=positional), lang="zh")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "positions")
+        text = screen_text(app, "#pos-model")
+        assert zh_words in text and positional not in text, text
+
+
 async def test_positions_with_rope_rotate_by_the_heads_table(store) -> None:
     gpt = model.load("rope")
     app = make_app(store, gpt=gpt)
@@ -104,7 +116,7 @@ async def test_positions_with_rope_rotate_by_the_heads_table(store) -> None:
         assert np.array_equal(table, sinusoidal_positions(64, gpt.config.d_head, 10.0))  # RoPE's table: d_head wide
         (_, _, prob), *_ = gpt.with_config(pos_base=10.0).run(app.screen.prompt).top_k(1)
         text = screen_text(app, "#pos-model")
-        assert "rope positions, trained with base 10000" in text and f"{prob:6.1%}".strip() in text
+        assert "RoPE positions, trained with base 10000" in text and f"{prob:6.1%}".strip() in text
 
 
 async def test_positions_highlight_the_prompts_rows(store) -> None:

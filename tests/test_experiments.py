@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import make_app, open_experiment, screen_text, settle
+from helpers import footer_misses, make_app, open_experiment, screen_text, settle
 
 
 @pytest.mark.parametrize("name", ["positions", "layernorm-calc", "training"])
@@ -92,3 +92,15 @@ def test_f2_and_f3_mean_one_thing_on_every_screen() -> None:
     assert len(meanings) >= 2 and "compare" in {cls.__module__.rsplit(".", 1)[-1] for cls in tutor_screens()}
     # the lesson list closes with F2 too (it is what F2 opened)
     assert meanings["f2"] <= {main["f2"], "dismiss_none"} and meanings["f3"] == {main["f3"]}, meanings
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", ["compare", "order"])
+async def test_an_experiment_s_keys_all_fit_its_footer_at_80_columns(store, name: str, lang: str) -> None:
+    """At 80×24 the footer left out compare's shift+↑↓ (the right model) and, in Chinese, order's F6: keys that
+    do not fit beside the palette key are not drawn, and these screens name them nowhere else."""
+    app = make_app(store, lang=lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_experiment(pilot, name)
+        await pilot.pause(0.2)  # the footer composes its keys after a refresh
+        assert footer_misses(app) == [], screen_text(app).splitlines()[-1]

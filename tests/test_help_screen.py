@@ -87,3 +87,10 @@ async def test_slash_does_what_help_says(store) -> None:
         await pilot.press("slash")
         await settle(pilot)
         assert prompt.value == before + "/"
+
+
+def test_the_chinese_help_calls_the_lesson_f3_shows_what_the_footer_calls_it() -> None:
+    """F3's line read "窗口小时在课程与面板间切换": 课程 is the course (F2's list), not the lesson's text that the
+    footer's "f3 课文/面板" means, and "窗口小时" reads as "window hours"."""
+    (zh,) = [zh for keys, _en, zh in KEYS if keys == "F3"]
+    assert "课文" in zh and "课程" not in zh and "窗口小时" not in zh

@@ -278,7 +278,8 @@ async def test_a_later_token_moves_batchnorms_earlier_rows_on_screen(store, lang
         await settle(pilot)
         assert app.screen.query_one("#ln-x").has_focus
         footer = screen_text(app).split("\n")[-1]
-        assert "alt+↑↓" not in footer and "alt+v" in footer and "BatchNorm" in footer  # the way back fits at 80 too
+        label = "alt+v BatchNorm" if lang == "en" else "alt+v 对比 BN"
+        assert "alt+↑↓" not in footer and label in footer  # the way back fits at 80 too
 
 
 async def test_typing_at_the_end_is_a_later_token_too(store) -> None:

@@ -274,3 +274,29 @@ def test_text_table_lines_are_the_cells_fitted_one_by_one() -> None:
                 line.append_text(_fit(cell, width, column.justify))
             reference.append(line)
         assert [(t.plain, t.spans) for t in lines] == [(t.plain, t.spans) for t in reference], (case, widths)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_token_strip_chips_that_fill_its_width_stay_on_one_line(lang: str) -> None:
+    """The chips wrap at the width inside the strip's padding: they wrapped two cells early (size.width - 2,
+    though Textual's size already leaves the padding out), so a prompt that just fit took two lines."""
+    from rich.cells import cell_len
+
+    from tutor.panels.token_strip import TokenStrip
+
+    gpt = model.load("tiny")
+    trace = gpt.run("猫追狗的一只猫")
+    strip = TokenStrip()
+    async with Host(strip).run_test(size=(120, 6)) as pilot:
+        strip.show(View(gpt, trace, 0, 0, 0, lang))
+        await pilot.pause()
+        (line,) = [row for row in screen_text(pilot.app).splitlines() if row.strip()]
+        chips = cell_len(line.rstrip()) - 1  # the cells the chips take, without the padding's cell on the left
+        for width, lines in ((chips + 2, 1), (chips + 1, 2)):  # just fits inside the padding; one cell short
+            await pilot.resize_terminal(width, 6)
+            await pilot.pause()
+            shown = [row for row in screen_text(pilot.app).splitlines() if row.strip()]
+            assert len(shown) == len(strip.rows) == lines, (width, shown, strip.rows)  # no row of a lone gap
+            assert all(cell_len(row) <= width for row in shown), shown
+            numbers = [int(n) for n in re.findall(r"(\d+) \S+·\d+", "\n".join(shown))]
+            assert numbers == list(range(len(trace.tokens))), shown  # every chip whole, in order

@@ -53,6 +53,7 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
     "no_norm": ("This model has no LayerNorm.", "这个模型没有 LayerNorm。"),
     "sv_postnorm_rms": ("Post-norm: the next step is an RMSNorm of this sum", "后置归一化：下一步就对这个和做 RMSNorm"),
     "ln_title": ("{label}: normalising each token's own vector", "{label}：对每个词元自己的向量做归一化"),
+    "ln_ahead": ("  (→ step {n})", "（→ 步骤 {n}）"),  # the norm shown is a later step's
     "ln_input": ("input x", "输入 x"),
     "ln_xhat": ("x̂ = (x − μ)/√(σ²+ε)", "x̂ = (x − μ)/√(σ²+ε)"),
     "ln_output": ("output γ·x̂ + β", "输出 γ·x̂ + β"),

@@ -13,6 +13,7 @@ from rich.text import Text
 from model import Step, Trace
 from tutor.i18n import pick
 from tutor.number_style import grad_text, top_dims_text, visible_piece
+from tutor.panels.token_strip import wrap_chips
 from tutor.sentences import Sentence, residual_sum
 from tutor.text_table import Column, text_table
 from tutor.view import View
@@ -195,17 +196,22 @@ class BackwardStep(TextLines):
         trace, lang = view.trace, view.lang
         assert trace.losses is not None and trace.loss is not None
         head = Text(pick(WORDS, "loss", lang, loss=trace.loss, n=len(trace.losses)), style="bold")
-        parts = Text()
+        parts: list[Text] = []
         for pos in range(view.n_tokens):
             piece = visible_piece(trace.pieces[pos])
             if pos < len(trace.losses):
                 part = f"{pos} {piece}→{visible_piece(trace.pieces[pos + 1])} {float(trace.losses[pos]):.2f}"
             else:
                 part = pick(WORDS, "last_free", lang, pos=pos, piece=piece)
-            if parts:
-                parts.append(" · ", style="dim")
-            parts.append(part, style="reverse" if pos == view.token else "")
-        return [head, parts, Text()]
+            chip = Text()
+            chip.append(part, style="reverse" if pos == view.token else "")
+            if pos < view.n_tokens - 1:
+                chip.append(" · ", style="dim")
+            parts.append(chip)
+        # wrapped between the tokens' parts, never inside one ("5" at a line's end, "␣→6 2.69" on the next)
+        width = self.available_width
+        lines = wrap_chips(parts, width) if width > 0 else [parts]
+        return [head, *(Text("").join(line) for line in lines), Text()]
 
     def token_label(self, view: View, pos: int) -> Text:
         """The row's token; the cursor's lit (its numbers in bold: a lit number would lose its alignment)."""

@@ -86,7 +86,7 @@ class LayerNormPanel(LiveStatic):
         label = step_label(step, lang, view.gpt.config.norm_kind)
         title = Text(t("rms_title" if rms else "ln_title", lang, label=label), style="bold")
         if step.index != view.step_index:
-            title.append(f"  (→ {t('step', lang)} {step.index})", style="dim")
+            title.append(t("ln_ahead", lang, n=step.index + 1), style="dim")  # numbered as the step line, from 1
         legend = Text(
             f"{t('ln_input', lang)}: μ, σ  →  {t('rms_xhat' if rms else 'ln_xhat', lang)}: "
             + ("" if rms else "≈0, ≈1, ")

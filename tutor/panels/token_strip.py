@@ -59,9 +59,8 @@ class TokenStrip(TextLines):
         self.set_lines(rows)  # a new token rarely adds a line: no re-layout then
 
     def chip_width(self) -> int:
-        """The cells the chips are wrapped to (as the Static this was measured them: two less than the strip's
-        width inside its padding; -2 before the first layout)."""
-        return self.size.width - 2
+        """The cells the chips are wrapped to: the strip's width inside its padding (0 before the first layout)."""
+        return self.size.width
 
     def on_resize(self, event: Resize) -> None:
         """Wrapped again by chips, not cut inside one, at a new width."""

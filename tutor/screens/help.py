@@ -62,7 +62,7 @@ KEYS: list[tuple[str, str, str]] = [  # keys, English, Chinese
     (
         "F3",
         "lesson or panels (small windows); hide the lesson (wide ones)",
-        "窗口小时在课程与面板间切换；宽窗口时隐藏课程",
+        "小窗口：在课文和面板之间切换；宽窗口：隐藏课文",
     ),
     ("F5", "中文 / English", "中文 / English"),
     (

@@ -5,7 +5,8 @@ from __future__ import annotations
 from textual.binding import Binding
 
 MAIN_KEYS = [
-    # Footer order is what a learner needs first: at 80 columns only the first eight fit (F1 lists all).
+    # Footer order is what a learner needs first: at 80 columns only the first few fit, with F1, which lists all
+    # (the footer keeps it whatever it leaves out: tutor/widgets/footer.py)
     # priority: the prompt (a scrolling widget underneath) would otherwise claim these keys
     Binding("down", "step(1)", "Step", key_display="↓↑", priority=True),
     Binding("up", "step(-1)", "Back", show=False, priority=True),

@@ -8,6 +8,8 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+KEPT_ACTIONS = frozenset({"help"})  # shown whatever else is left out: the help lists every key
+
 
 def _width(widget: Widget) -> int:
     """Cells the widget takes in the footer's row: its text, padding and border, and its margin."""
@@ -73,10 +75,15 @@ class TutorFooter(Footer):
         self.fit_keys()
 
     def fit_keys(self) -> None:
+        """The keys in order while they fit; the help key (F1) whatever comes before it, as it lists the rest."""
         docked = [child for child in self.children if child.styles.dock != "none"]
         room = self.size.width - sum(_width(child) for child in docked)
+        kept = [child for child in self.children if isinstance(child, FooterKey) and child.action in KEPT_ACTIONS]
+        room -= sum(_width(child) for child in kept)
         used = 0
         for child in self.children:
-            if child not in docked:
+            if child in kept:
+                child.display = room >= 0
+            elif child not in docked:
                 used += _width(child)
                 child.display = used <= room

@@ -93,11 +93,11 @@ WORDS: dict[str, tuple[str, str]] = {
     "shorter": ("({name} has {n} tokens: its last is shown)", "（{name} 只有 {n} 个词元：显示最后一个）"),
     "log": ("(log bars)", "（对数刻度）"),
 }
-KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
+KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action; short: all five fit at 80 columns
     "back": ("Back", "返回"),
     "move_token(1)": ("Token", "词元"),
-    "cycle(0, 1)": ("Left model", "左边模型"),
-    "cycle(1, 1)": ("Right model", "右边模型"),
+    "cycle(0, 1)": ("Left", "左模型"),
+    "cycle(1, 1)": ("Right", "右模型"),
     "scroll(1)": ("Scroll", "滚动"),
 }
 
@@ -156,9 +156,9 @@ class CompareScreen(PromptExperimentScreen):
         Binding("alt+left", "move_token(-1)", show=False, priority=True),
         # alt for the left side, shift for the right, as the order lab's first and second token; F2 and F3 keep
         # their meaning everywhere (the lesson list, the lesson): not taken for models here
-        Binding("alt+down", "cycle(0, 1)", "Left model", key_display="alt+↑↓", priority=True),
+        Binding("alt+down", "cycle(0, 1)", "Left", key_display="alt+↑↓", priority=True),
         Binding("alt+up", "cycle(0, -1)", show=False, priority=True),
-        Binding("shift+down", "cycle(1, 1)", "Right model", key_display="shift+↑↓", priority=True),
+        Binding("shift+down", "cycle(1, 1)", "Right", key_display="shift+↑↓", priority=True),
         Binding("shift+up", "cycle(1, -1)", show=False, priority=True),
         Binding("pagedown", "scroll(1)", "Scroll", key_display="PgDn/PgUp", priority=True),
         Binding("pageup", "scroll(-1)", show=False, priority=True),

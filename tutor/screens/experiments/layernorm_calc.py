@@ -33,11 +33,12 @@ from tutor.sentences import epsilon_against
 from tutor.step_words import step_label
 from tutor.widgets.live_static import LiveStatic
 
-KEY_WORDS: dict[str, tuple[str, str]] = {  # action → footer label
+# action → footer label; short, so that all five keys of the vector view fit beside the palette key at 80 columns
+KEY_WORDS: dict[str, tuple[str, str]] = {
     "back": ("Back", "返回"),
-    "example": ("Example [1 2 3 4]", "示例 [1 2 3 4]"),
-    "from_model": ("Model's vector", "模型的向量"),
-    "toggle_view": ("vs BatchNorm", "对比 BatchNorm"),
+    "example": ("Example", "示例"),
+    "from_model": ("Model", "模型"),
+    "toggle_view": ("BatchNorm", "对比 BN"),
     "toggle_kind": ("RMSNorm", "改用 RMSNorm"),
     "next_norm(1)": ("Norm", "归一化层"),
     "pick_token(1)": ("Token", "词元"),
@@ -348,9 +349,9 @@ class LayerNormCalcScreen(ExperimentScreen):
     BINDINGS = [
         # alt+letters, as the main screen's alt+n and alt+t (F2, F3, F4 keep their meaning everywhere; not alt+b:
         # a terminal sends ESC b, which Textual reads as ctrl+left); priority: the fields would type the letter
-        Binding("alt+v", "toggle_view", "vs BatchNorm", key_display="alt+v", priority=True),  # first: fits at 80
-        Binding("alt+e", "example", "Example [1 2 3 4]", key_display="alt+e", priority=True),
-        Binding("alt+m", "from_model", "Model's vector", key_display="alt+m", priority=True),
+        Binding("alt+v", "toggle_view", "BatchNorm", key_display="alt+v", priority=True),
+        Binding("alt+e", "example", "Example", key_display="alt+e", priority=True),
+        Binding("alt+m", "from_model", "Model", key_display="alt+m", priority=True),
         Binding("alt+r", "toggle_kind", "RMSNorm", key_display="alt+r", priority=True),
         Binding("f6", "next_norm(1)", "Norm"),
         Binding("shift+f6", "next_norm(-1)", show=False),

@@ -90,11 +90,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "权重：随附的 {a} 和 {b}；“无掩码”用 causal=False 运行它们，这不是它们训练时的样子",
     ),
 }
-KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action
+KEY_WORDS: dict[str, tuple[str, str]] = {  # footer labels by action; short: all five fit at 80 columns
     "back": ("Back", "返回"),
     "move(0, 1)": ("1st", "第一个"),
     "move(1, 1)": ("2nd", "第二个"),
-    "toggle_mode": ("Same/follow", "同位置/跟随"),
+    "toggle_mode": ("Same/follow", "同位/跟随"),
     "scroll(1)": ("Scroll", "滚动"),
 }
 

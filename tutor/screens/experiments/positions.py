@@ -19,6 +19,7 @@ from textual.containers import Horizontal
 from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 
 from model import GPT, sinusoidal_positions
+from tutor import model_words
 from tutor.i18n import pick
 from tutor.number_style import sequential_style, visible_piece
 from tutor.patches.footer_labels import localize_bindings
@@ -83,8 +84,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "row_pos": ("pos {p}", "位置 {p}"),
     "row_p": ("p={p}", "p={p}"),
     "model_line": (
-        "{model}: {positional} positions, trained with base {trained}. Showing base {base}.",
-        "{model}：{positional} 位置编码，训练时基数为 {trained}。当前显示基数 {base}。",
+        "{model}: {positions}, trained with base {trained}. Showing base {base}.",
+        "{model}：{positions}，训练时基数为 {trained}。当前显示基数 {base}。",
     ),
     "off_training": (
         "⚠ OFF-TRAINING: the weights never saw these position vectors; the right column is an experiment.",
@@ -92,9 +93,9 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "on_training": ("This is the base it was trained with: both columns agree.", "这就是训练时的基数：两栏一致。"),
     "unused": (
-        "{model} uses {positional} positions, not the base: the tables show what a sinusoidal model would add; "
+        "{model} uses {positions}, not the base: the tables show what a sinusoidal model would add; "
         "its guesses do not change.",
-        "{model} 使用 {positional} 位置编码，不用基数：下面的表展示正弦模型会加入什么；它的猜测不会变。",
+        "{model}：{positions}，不用基数：下面的表展示正弦模型会加入什么；它的猜测不会变。",
     ),
     "empty_prompt": (
         "Type a prompt above to see the model's next-token guess.",
@@ -381,16 +382,17 @@ class PositionsScreen(ExperimentScreen):
 
     def _show_model(self) -> None:
         cfg, name = self.gpt.config, self.gpt.name
+        positions = pick(model_words.WORDS, f"pos_{cfg.positional}", self.lang)  # "sinusoidal" read as words
         lines: list[Text | Table] = []
         if not self.uses_base:
-            lines.append(Text(self.words("unused", model=name, positional=cfg.positional)))
+            lines.append(Text(self.words("unused", model=name, positions=positions)))
         else:
             lines.append(
                 Text(
                     self.words(
                         "model_line",
                         model=name,
-                        positional=cfg.positional,
+                        positions=positions,
                         trained=base_text(self.trained_base),
                         base=base_text(self.base),
                     )
