@@ -162,6 +162,11 @@ def read_until(master: int, needle: bytes, timeout: float = 20.0) -> bytes:
     return _read(master, timeout, 0.1, lambda seen: needle in seen)
 
 
+def read_until_all(master: int, *needles: bytes, timeout: float = 20.0) -> bytes:
+    """What the pty shows until every one of `needles` has come: a frame holding several may come in one read."""
+    return _read(master, timeout, 0.1, lambda seen: all(needle in seen for needle in needles))
+
+
 def drain(master: int, seconds: float) -> bytes:
     """Everything the pty shows for `seconds`."""
     return _read(master, seconds, 0.05, lambda seen: False)
