@@ -306,7 +306,7 @@ class PositionsScreen(ExperimentScreen):
         angles = rope_angles(table)
         note = self.words("rope_half_note" if self.gpt.config.rope_style == "half" else "rope_note", d=table.shape[1])
         scaling = rope_scaling_note(self.gpt.config, self.lang)
-        self.query_one("#pos-rope-note", Static).update(f"{note} {scaling}" if scaling else note)
+        self.query_one("#pos-rope-note", Static).update(f"{note}{'' if self.lang == 'zh' else ' '}{scaling}".rstrip())
         used = self.prompt_positions
         rows = [GridRow(self.words("row_pos", p=p), angles[p], p < used) for p in range(len(angles))]
         self.query_one("#pos-rope", HeatmapGrid).set_rows(
