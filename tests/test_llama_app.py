@@ -117,3 +117,28 @@ async def test_a_llama3_scaled_folder_shows_its_scaled_angles_and_says_so(store,
         assert np.allclose([row.values for row in angles.rows if row.values is not None], scaled, atol=1e-5)
         slowest = app.main.query_one(VectorsPanel).query_one(Dials).dials[-1]  # pair 3: ω divided by 8
         assert slowest.title.endswith(f"ω={omega[3]:.3g}") and slowest.caption[1].endswith(f"{omega[3]:+.2f}")
+
+
+async def test_the_positions_explorer_turns_a_llama3_folder_by_its_scaled_frequencies(store, tmp_path: Path) -> None:
+    """The explorer's RoPE tab on a half-split, scaled model: its own angles and a note that says both (the
+    half-split note once raised KeyError on its braces)."""
+    import numpy as np
+    from helpers import grid_values, open_experiment
+
+    from tutor.screens.experiments.positions import rope_angles
+    from tutor.widgets.heatmap import HeatmapGrid
+
+    write_llama(tmp_path / "m", family="Llama", rope_scaling=LLAMA3)
+    gpt = model.load(tmp_path / "m")
+    app = make_app(store, gpt=gpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_experiment(pilot, "positions")
+        await settle(pilot)
+        angles = grid_values(app.screen.query_one("#pos-rope", HeatmapGrid))
+        n = len(angles)
+        expected = rope_angles(model.angle_table(n, model.model_rope_frequencies(gpt.config)))
+        assert np.allclose(angles, expected, atol=1e-6)
+        app.screen.query_one("#pos-tabs").active = "pos-rope-tab"
+        await settle(pilot)
+        note = " ".join(screen_text(app, "#pos-rope-note").split())
+        assert "(q_i, q_{i+d/2})" in note and "Llama 3 scaling (factor 8, trained on 32 positions)" in note
