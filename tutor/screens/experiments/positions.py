@@ -77,8 +77,9 @@ WORDS: dict[str, tuple[str, str]] = {
     "rope_half_note": (  # a Llama-family model: Hugging Face's pairs, the first half of a head with its second
         "RoPE turns each pair (q_i, q_{{i+d/2}}) of a head (d_head = {d}) by θ = pos / base^(2i/d_head); shown mod 2π, "
         "read back from the table's sin and cos. q·k then depends only on how far apart two tokens are.",
-        "RoPE 把每个头（d_head = {d}）的每一对 (q_i, q_{{i+d/2}})（前一半与后一半配对）旋转 θ = pos / base^(2i/d_head)；"
-        "这里对 2π 取模，由表中的 sin 和 cos 反算。于是 q·k 只取决于两个词元相距多远。",
+        "RoPE 把每个头（d_head = {d}）的每一对 (q_i, q_{{i+d/2}})（前一半与后一半配对）"
+        "旋转 θ = pos / base^(2i/d_head)；这里对 2π 取模，由表中的 sin 和 cos 反算。"
+        "于是 q·k 只取决于两个词元相距多远。",
     ),
     "each": (" each", "各 "),  # the most alike distances tie as shown
     "row_pos": ("pos {p}", "位置 {p}"),
