@@ -44,6 +44,7 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
         "RoPE 不加向量：它按 Hugging Face 的配对方式（头的前一半与后一半）把每一对 (q_i, q_{i+d/2})、(k_i, k_{i+d/2}) "
         "旋转 θ = pos / base^(2i/d_head)。",
     ),
+    "sentence_gap": (" ", ""),  # between two sentences: Chinese sets none
     "rope_angles": ("Angles θ (radians, mod 2π) per pair:", "每对维度的角度 θ（弧度，对 2π 取模）："),
     "rope_scaling_llama3": (  # Llama 3.1–3.3's NTK-by-parts (`rope_scaling` "llama3")
         "Llama 3 scaling (factor {factor}, trained on {ctx} positions): a pair that turns once in more than {low} "

@@ -86,7 +86,7 @@ class VectorsPanel(Vertical):
             note.update(f"d_model = {cfg.d_model}" + self.largest(view, "hook_embed"), layout=False)
             rope_note = t("rope_half_note" if cfg.rope_style == "half" else "rope_note", lang)
             sentences = (rope_note, rope_scaling_note(cfg, lang), t("rope_angles", lang))
-            angle_note.update(("" if lang == "zh" else " ").join(filter(None, sentences)))  # Chinese: no spaces
+            angle_note.update(t("sentence_gap", lang).join(filter(None, sentences)))
             pe = view.gpt.position_rows(0, view.n_tokens).astype(np.float64)  # the model's own angles, scaled or not
             angles = np.arctan2(pe[:, 0::2], pe[:, 1::2]) % (2 * math.pi)  # θ from (sin θ, cos θ)
             angle_rows = [

@@ -19,7 +19,7 @@ from textual.containers import Horizontal
 from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 
 from model import GPT, angle_table, model_rope_frequencies, sinusoidal_positions
-from tutor.i18n import pick
+from tutor.i18n import pick, t
 from tutor.number_style import sequential_style, visible_piece
 from tutor.panels.vectors_panel import rope_scaling_note
 from tutor.patches.footer_labels import localize_bindings
@@ -306,8 +306,8 @@ class PositionsScreen(ExperimentScreen):
     def _show_rope(self, table: np.ndarray) -> None:
         angles = rope_angles(table)
         note = self.words("rope_half_note" if self.gpt.config.rope_style == "half" else "rope_note", d=table.shape[1])
-        scaling = rope_scaling_note(self.gpt.config, self.lang)
-        self.query_one("#pos-rope-note", Static).update(f"{note}{'' if self.lang == 'zh' else ' '}{scaling}".rstrip())
+        sentences = (note, rope_scaling_note(self.gpt.config, self.lang))
+        self.query_one("#pos-rope-note", Static).update(t("sentence_gap", self.lang).join(filter(None, sentences)))
         used = self.prompt_positions
         rows = [GridRow(self.words("row_pos", p=p), angles[p], p < used) for p in range(len(angles))]
         self.query_one("#pos-rope", HeatmapGrid).set_rows(
