@@ -25,7 +25,17 @@ from model.lens import logit_lens
 from model.mlp import gelu, mlp
 from model.norm import batch_norm, layer_norm, rms_norm
 from model.params import init_params, parameter_shapes
-from model.positions import pe_distance, pe_dot_by_distance, pe_wavelengths, rope, sinusoidal_positions
+from model.positions import (
+    angle_table,
+    model_rope_frequencies,
+    ntk_by_parts_frequencies,
+    pe_distance,
+    pe_dot_by_distance,
+    pe_wavelengths,
+    rope,
+    rope_frequencies,
+    sinusoidal_positions,
+)
 from model.sampling import sample, sample_rng, sampling_probs, top_k_mask, top_order
 from model.tokenizer import CharTokenizer, Tokenizer, TokenizerError
 from model.trace import Step, Trace, build_steps
@@ -57,6 +67,7 @@ __all__ = [
     "TokenizerError",
     "Trace",
     "WeightsError",
+    "angle_table",
     "attention",
     "batch_norm",
     "build_steps",
@@ -70,13 +81,16 @@ __all__ = [
     "load_checkpoint",
     "logit_lens",
     "mlp",
+    "model_rope_frequencies",
     "multi_head_attention",
+    "ntk_by_parts_frequencies",
     "parameter_shapes",
     "pe_distance",
     "pe_dot_by_distance",
     "pe_wavelengths",
     "rms_norm",
     "rope",
+    "rope_frequencies",
     "sample",
     "sample_rng",
     "sampling_probs",

@@ -13,6 +13,7 @@ MlpKind = Literal["gelu", "gated"]
 RopeStyle = Literal["interleaved", "half"]
 Biases = Literal["all", "qkv", "none"]
 NormKind = Literal["layer", "rms"]
+RopeScaling = Literal["none", "linear", "llama3"]
 
 POSITIONAL_ENCODINGS: tuple[str, ...] = ("sinusoidal", "learned", "rope", "none")
 NORM_PLACEMENTS: tuple[str, ...] = ("pre", "post", "none")
@@ -23,6 +24,7 @@ CHOICES: dict[str, tuple[object, ...]] = {
     "rope_style": ("interleaved", "half"),
     "biases": ("all", "qkv", "none"),
     "tied": (True, False),
+    "rope_scaling": ("none", "linear", "llama3"),
 }
 
 # The largest size a config may ask for. A file's config is checked against its own tensors, but n_ctx sizes
@@ -59,6 +61,13 @@ class GPTConfig:
     (silu(x W_gate) ⊙ x W_in, then W_out) instead of GELU's, `rope_style` "half" (RoPE pairs dimension i
     with i + d_head/2, as Hugging Face turns it, not 2i with 2i+1), `biases` on every linear map ("all"),
     on q, k and v only (Qwen2) or on none (Llama), and an unembedding `tied` to the embedding or its own W_U.
+
+    `rope_scaling` stretches RoPE past the context a model was first trained on (Hugging Face's `rope_type`):
+    "none"; "linear", every frequency ωᵢ divided by `rope_factor` (positions squeezed by it); "llama3", Llama 3.1's
+    NTK-by-parts (TransformerLens' `use_NTK_by_parts_rope`): each pair of wavelength λᵢ = 2π/ωᵢ is kept when
+    λᵢ < `rope_original_ctx` / `rope_high_freq_factor`, divided by `rope_factor` when
+    λᵢ > `rope_original_ctx` / `rope_low_freq_factor`, and blended between the two in between
+    (`model.positions.ntk_by_parts_frequencies`).
     """
 
     vocab_size: int
@@ -79,6 +88,11 @@ class GPTConfig:
     rope_style: RopeStyle = "interleaved"
     biases: Biases = "all"
     tied: bool = True
+    rope_scaling: RopeScaling = "none"
+    rope_factor: float = 1.0  # HF `factor`, TransformerLens `NTK_by_parts_factor`
+    rope_low_freq_factor: float = 1.0  # HF `low_freq_factor`, TransformerLens `NTK_by_parts_low_freq_factor`
+    rope_high_freq_factor: float = 4.0  # HF `high_freq_factor`, TransformerLens `NTK_by_parts_high_freq_factor`
+    rope_original_ctx: int = 8192  # HF `original_max_position_embeddings`, TransformerLens `NTK_original_ctx_len`
 
     def __post_init__(self) -> None:
         for name, most in MAX_SIZES.items():
@@ -110,6 +124,20 @@ class GPTConfig:
             raise ConfigError(f"pos_base must be a positive finite number, got {self.pos_base!r}")
         if not (_is_number(self.ln_eps) and 0 <= self.ln_eps <= MAX_LN_EPS):
             raise ConfigError(f"ln_eps must be a number from 0 to {MAX_LN_EPS:g}, got {self.ln_eps!r}")
+        self._check_rope_scaling()
+
+    def _check_rope_scaling(self) -> None:
+        if not (_is_number(self.rope_factor) and math.isfinite(self.rope_factor) and self.rope_factor >= 1):
+            raise ConfigError(f"rope_factor must be a finite number of at least 1, got {self.rope_factor!r}")
+        low, high = self.rope_low_freq_factor, self.rope_high_freq_factor
+        for name, value in (("rope_low_freq_factor", low), ("rope_high_freq_factor", high)):
+            if not (_is_number(value) and math.isfinite(value) and value > 0):
+                raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
+        if low >= high:
+            raise ConfigError(f"rope_low_freq_factor ({low!r}) must be less than rope_high_freq_factor ({high!r})")
+        ctx = self.rope_original_ctx
+        if isinstance(ctx, bool) or not isinstance(ctx, int) or ctx < 1:
+            raise ConfigError(f"rope_original_ctx must be a positive integer, got {ctx!r}")
 
     @property
     def d_head(self) -> int:
@@ -181,6 +209,11 @@ class ConfigChanges(TypedDict, total=False):
     rope_style: RopeStyle
     biases: Biases
     tied: bool
+    rope_scaling: RopeScaling
+    rope_factor: float
+    rope_low_freq_factor: float
+    rope_high_freq_factor: float
+    rope_original_ctx: int
 
 
 def _is_number(value: object) -> bool:

@@ -20,7 +20,7 @@ from model.llama import gated_mlp
 from model.mlp import mlp
 from model.norm import layer_norm, rms_norm
 from model.params import Params, parameter_shapes
-from model.positions import sinusoidal_positions
+from model.positions import angle_table, model_rope_frequencies, sinusoidal_positions
 from model.sampling import sample, sample_rng
 from model.text import printable
 from model.tokenizer import Tokenizer, TokenizerError
@@ -95,6 +95,8 @@ class GPT:
             return self.params["wpe"]
         if cfg.positional == "sinusoidal":
             table = sinusoidal_positions(cfg.n_ctx, cfg.d_model, cfg.pos_base).astype(dtype, copy=False)
+        elif cfg.positional == "rope" and cfg.rope_scaling != "none":  # Llama 3's scaled frequencies, say
+            table = angle_table(cfg.n_ctx, model_rope_frequencies(cfg)).astype(dtype, copy=False)
         elif cfg.positional == "rope":  # RoPE turns q and k by the same angles, per head
             table = sinusoidal_positions(cfg.n_ctx, cfg.d_head, cfg.pos_base).astype(dtype, copy=False)
         else:

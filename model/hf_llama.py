@@ -1,6 +1,7 @@
 """Llama-family checkpoints (Llama, Qwen2, Mistral) from a local Hugging Face folder, as a `GPT` of this project:
 RMSNorm (`norm_kind` "rms"), RoPE turned the half-split way (`rope_style` "half"), the gated MLP, grouped-query
-attention (`n_kv_heads`), biases on q, k and v for Qwen2 and none for the others, W_U tied or untied.
+attention (`n_kv_heads`), biases on q, k and v for Qwen2 and none for the others, W_U tied or untied; RoPE plain,
+"linear" or Llama 3.1–3.3's "llama3" scaling (`rope_scaling` in `GPTConfig`).
 
     model.embed_tokens.weight                          → wte                       [vocab, d]
     model.layers.{i}.input_layernorm.weight            → blocks.{i}.ln1.g
@@ -38,6 +39,7 @@ from model.params import Params, parameter_shapes
 from model.weights import WeightsError, check_depth, check_params
 
 ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM")
+ROPE_SCALINGS = ("linear", "llama3")  # Hugging Face's rope_type; yarn, dynamic, longrope are refused
 
 
 def is_llama_config(raw: dict[str, Any]) -> bool:
@@ -68,14 +70,10 @@ def llama_config(path: Path, raw: dict[str, Any]) -> GPTConfig:
     for key in ("attention_bias", "mlp_bias"):
         if raw.get(key, False):
             raise WeightsError(f"{path}: {key} = true is not supported yet")
-    for key in ("rope_scaling", "rope_parameters"):  # older configs say rope_scaling, newer rope_parameters
-        scaling = raw.get(key)
-        kind = scaling.get("rope_type", scaling.get("type", "default")) if isinstance(scaling, dict) else scaling
-        if kind not in (None, "default"):
-            raise WeightsError(f"{path}: {key} {json.dumps(scaling)} is not supported yet (plain RoPE only)")
     rope = raw.get("rope_parameters")  # newer transformers write rope_theta in here
     base: Any = rope["rope_theta"] if isinstance(rope, dict) and "rope_theta" in rope else raw.get("rope_theta", 1e4)
     try:
+        scaling = rope_scaling(path, raw)
         d, n_heads = raw["hidden_size"], raw["num_attention_heads"]
         n_kv_heads = raw.get("num_key_value_heads") or n_heads
         if isinstance(d, int) and isinstance(n_heads, int) and n_heads > 0 and d % n_heads:
@@ -104,11 +102,36 @@ def llama_config(path: Path, raw: dict[str, Any]) -> GPTConfig:
             rope_style="half",
             biases="qkv" if qwen2 else "none",
             tied=bool(raw.get("tie_word_embeddings", False)),
+            **scaling,
         )
     except KeyError as error:
         raise WeightsError(f"{path}: missing key {error.args[0]!r}") from None
     except (ConfigError, TypeError, ValueError, OverflowError) as error:
         raise WeightsError(f"{path}: bad config: {error}") from None
+
+
+def rope_scaling(path: Path, raw: dict[str, Any]) -> dict[str, Any]:
+    """The `GPTConfig` fields of the RoPE scaling `config.json` asks for, under `rope_scaling` (older transformers)
+    or `rope_parameters` (newer): none, "linear" (`factor`) or "llama3" (`factor`, `low_freq_factor`,
+    `high_freq_factor`, `original_max_position_embeddings`). Any other kind: `WeightsError` naming it."""
+    fields: dict[str, Any] = {}
+    for key in ("rope_scaling", "rope_parameters"):
+        scaling = raw.get(key)
+        kind = scaling.get("rope_type", scaling.get("type", "default")) if isinstance(scaling, dict) else scaling
+        if kind in (None, "default"):
+            continue
+        if not isinstance(scaling, dict) or kind not in ROPE_SCALINGS:
+            raise WeightsError(
+                f"{path}: {key} {json.dumps(scaling)} is not supported (RoPE plain, {' or '.join(ROPE_SCALINGS)} only)"
+            )
+        fields = {"rope_scaling": kind, "rope_factor": float(scaling["factor"])}
+        if kind == "llama3":
+            fields |= {
+                "rope_low_freq_factor": float(scaling["low_freq_factor"]),
+                "rope_high_freq_factor": float(scaling["high_freq_factor"]),
+                "rope_original_ctx": int(scaling["original_max_position_embeddings"]),
+            }
+    return fields
 
 
 def _window(raw: dict[str, Any]) -> int:

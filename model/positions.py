@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from model.config import GPTConfig
 
 
 def sinusoidal_positions(n_ctx: int, d: int, base: float = 10000.0) -> np.ndarray:
@@ -67,6 +72,65 @@ def rope_half(x: np.ndarray, pe: np.ndarray) -> np.ndarray:
     np.multiply(x2, cos, out=second)
     second += x1 * sin
     return out
+
+
+def rope_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
+    """How fast each pair (2i, 2i+1) turns, in radians per position:
+
+        ωᵢ = 1 / base^(2i/d)
+
+    The angle of pair i at position pos is θᵢ = pos · ωᵢ. `[d/2]`, float64.
+    """
+    return 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
+
+
+def ntk_by_parts_frequencies(
+    omega: np.ndarray, factor: float, low_freq_factor: float, high_freq_factor: float, original_ctx: int
+) -> np.ndarray:
+    """Llama 3.1's scaled RoPE (Hugging Face's `rope_type` "llama3", TransformerLens' NTK-by-parts): each
+    frequency ωᵢ, by its wavelength λᵢ = 2π / ωᵢ against the context L = `original_ctx` first trained on:
+
+        λᵢ < L / high_freq_factor:   ω'ᵢ = ωᵢ                          (fast pairs: kept)
+        λᵢ > L / low_freq_factor:    ω'ᵢ = ωᵢ / factor                 (slow pairs: divided)
+        otherwise:                   ω'ᵢ = (1 − s) · ωᵢ / factor + s · ωᵢ,
+                                     s = (L / λᵢ − low_freq_factor) / (high_freq_factor − low_freq_factor)
+
+    Pairs that turn many times within L still tell neighbours apart as before; pairs that never finished a turn
+    within L are slowed by `factor`, so a longer context stays within the angles they were trained on. float64.
+    """
+    wavelength = 2 * np.pi / omega
+    s = (original_ctx / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    blended = (1 - s) * omega / factor + s * omega
+    kept = wavelength < original_ctx / high_freq_factor
+    divided = wavelength > original_ctx / low_freq_factor
+    return np.where(kept, omega, np.where(divided, omega / factor, blended))
+
+
+def model_rope_frequencies(cfg: GPTConfig) -> np.ndarray:
+    """The frequencies ωᵢ a RoPE model turns its pairs by: the base's (`rope_frequencies` of d_head), divided by
+    `rope_factor` ("linear"), or Llama 3's NTK-by-parts ("llama3"). `[d_head/2]`, float64."""
+    omega = rope_frequencies(cfg.d_head, cfg.pos_base)
+    if cfg.rope_scaling == "linear":
+        return omega / cfg.rope_factor
+    if cfg.rope_scaling == "llama3":
+        return ntk_by_parts_frequencies(
+            omega, cfg.rope_factor, cfg.rope_low_freq_factor, cfg.rope_high_freq_factor, cfg.rope_original_ctx
+        )
+    return omega
+
+
+def angle_table(n_ctx: int, omega: np.ndarray) -> np.ndarray:
+    """RoPE's table for any frequencies ωᵢ, laid out as `sinusoidal_positions`' (which is it for ωᵢ = 1/base^(2i/d)):
+
+        table(pos, 2i) = sin(pos · ωᵢ),   table(pos, 2i+1) = cos(pos · ωᵢ)
+
+    float32 `[n_ctx, 2 · len(ω)]`.
+    """
+    angle = np.arange(n_ctx, dtype=np.float64)[:, None] * omega
+    table = np.empty((n_ctx, 2 * len(omega)), dtype=np.float64)
+    table[:, 0::2] = np.sin(angle)
+    table[:, 1::2] = np.cos(angle)
+    return table.astype(np.float32)
 
 
 def pe_wavelengths(d: int, base: float = 10000.0) -> np.ndarray:

@@ -124,3 +124,17 @@ def test_compare_says_rmsnorm_for_an_rms_model_and_nothing_more_for_layernorm(la
     rms, layer = wiring(model.load("rmsnorm"), lang), wiring(model.load("tiny"), lang)
     assert "RMSNorm" in rms and "F(LN(x))" in rms
     assert "RMSNorm" not in layer and "F(LN(x))" in layer
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"), [("en", "base 500000, Llama 3 scaling ×8"), ("zh", "base 500000，Llama 3 缩放 ×8")]
+)
+def test_compare_names_a_scaled_rope(lang: str, words: str) -> None:
+    from helpers import TOKENIZER, random_params, small_config
+
+    from tutor.screens.experiments.compare import wiring
+
+    cfg = small_config(positional="rope", pos_base=5e5, rope_scaling="llama3", rope_factor=8.0)
+    assert words in wiring(model.GPT(cfg, random_params(cfg), TOKENIZER), lang)
+    plain = small_config(positional="rope", pos_base=5e5)
+    assert "scaling" not in wiring(model.GPT(plain, random_params(plain), TOKENIZER), "en")

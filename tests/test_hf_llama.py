@@ -147,16 +147,53 @@ def test_a_sliding_window_caps_the_context_so_it_never_cuts(tmp_path: Path) -> N
         gpt.forward(np.asarray(IDS[:9]))
 
 
-def test_rope_scaling_and_a_missing_tensor_are_refused_in_one_line(tmp_path: Path) -> None:
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+
+
+@pytest.mark.parametrize("kind", ["llama3", "linear"])
+def test_scaled_rope_folders_equal_transformers(tmp_path: Path, kind: str) -> None:
+    # original context 32, low 1, high 4: head size 16 at base 50 has wavelengths 6.3 (kept: < 8), 10–27 (blended)
+    # and 44–192 (divided by 8: > 32), so each of the three regimes turns a pair
+    scaling = {**LLAMA3, "original_max_position_embeddings": 32} if kind == "llama3" else {"rope_type": "linear"}
+    rope = {**scaling, "factor": 8.0, "rope_theta": 50.0}
+    write_llama(tmp_path / "m", rope_parameters=rope)
+    gpt = model.load(tmp_path / "m")
+    cfg = gpt.config
+    assert (cfg.rope_scaling, cfg.rope_factor, cfg.pos_base) == (kind, 8.0, 50.0)
+    wavelength = 2 * np.pi / model.rope_frequencies(cfg.d_head, cfg.pos_base)
+    kept, divided = wavelength < 32 / 4, wavelength > 32 / 1
+    assert kind != "llama3" or (kept.any() and divided.any() and (~kept & ~divided).any())
+    hf = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "m", dtype=torch.float32)
+    hf_omega = hf.model.rotary_emb.inv_freq.numpy()
+    np.testing.assert_allclose(model.model_rope_frequencies(cfg), hf_omega, rtol=1e-6)  # HF's are float32
+    long = [(7 * i + 3) % 50 for i in range(64)]  # the whole context, twice the original one
+    for ids in (IDS, long[:40], long):
+        expected_logits, hidden, _ = reference(tmp_path / "m", ids)
+        seen = gpt.run(ids)
+        assert relative(seen.logits, expected_logits) <= 1e-4
+        assert relative(seen["blocks.1.hook_resid_pre"], hidden[1]) <= 1e-4
+    # the older spelling: rope_scaling, rope_theta beside it; and `tutor convert`'s copy keeps it (config.json)
+    config_path = tmp_path / "m" / "config.json"
+    raw = json.loads(config_path.read_text())
+    del raw["rope_parameters"]
+    config_path.write_text(json.dumps({**raw, "rope_scaling": scaling | {"factor": 8.0}, "rope_theta": 50.0}))
+    assert model.load(tmp_path / "m").config == cfg
+
+
+def test_other_rope_scalings_and_a_missing_tensor_are_refused_in_one_line(tmp_path: Path) -> None:
     write_llama(tmp_path / "m")
     config_path = tmp_path / "m" / "config.json"
     raw = json.loads(config_path.read_text())
-    llama3 = {"rope_type": "llama3", "factor": 8.0, "rope_theta": 500000.0}
-    config_path.write_text(json.dumps({**raw, "rope_scaling": llama3}))  # as older transformers wrote it
-    with pytest.raises(WeightsError, match=r"rope_scaling .*llama3.* is not supported yet"):
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}
+    config_path.write_text(json.dumps({**raw, "rope_scaling": yarn}))  # as older transformers wrote it
+    with pytest.raises(WeightsError, match=r"rope_scaling .*yarn.* is not supported \(RoPE plain, linear or llama3"):
         load_hf_llama(tmp_path / "m")
-    config_path.write_text(json.dumps({**raw, "rope_parameters": llama3}))  # as newer transformers write it
-    with pytest.raises(WeightsError, match=r"rope_parameters .*llama3.* is not supported yet"):
+    config_path.write_text(json.dumps({**raw, "rope_parameters": {"type": "dynamic", "factor": 2.0}}))  # newer
+    with pytest.raises(WeightsError, match=r"rope_parameters .*dynamic.* is not supported") as error:
+        load_hf_llama(tmp_path / "m")
+    assert "\n" not in str(error.value)
+    config_path.write_text(json.dumps({**raw, "rope_parameters": {"rope_type": "llama3", "factor": 8.0}}))
+    with pytest.raises(WeightsError, match=r"missing key 'low_freq_factor'"):
         load_hf_llama(tmp_path / "m")
     config_path.write_text(json.dumps({**raw, "num_hidden_layers": 3}))
     with pytest.raises(WeightsError, match="the config says n_layers 3, the file holds 2 blocks"):

@@ -263,6 +263,22 @@ def test_convert_writes_a_float32_copy_that_runs_the_same_and_maps_shared(tmp_pa
     assert not full.params["blocks.0.mlp.w_gate"].flags.owndata  # a view of the mapped file, not a copy
 
 
+def test_a_llama3_scaled_folder_keeps_its_scaling_through_convert(tmp_path: Path) -> None:
+    """Llama 3.1's `rope_scaling` read into the config (factor, the two wavelength bounds' factors, the original
+    context), and kept by `tutor convert`'s float32 copy (its config.json, copied)."""
+    folder, out = tmp_path / "m", tmp_path / "m32"
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    write_llama(folder, family="Llama", dtype="float16", rope_scaling=llama3 | {"original_max_position_embeddings": 16})
+    done = run_tutor("convert", str(folder), str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    half, full = model.load(folder), model.load(out)
+    assert half.config == full.config
+    cfg = full.config
+    scaling = (cfg.rope_scaling, cfg.rope_factor, cfg.rope_low_freq_factor, cfg.rope_high_freq_factor)
+    assert scaling == ("llama3", 8.0, 1.0, 4.0) and (cfg.rope_original_ctx, cfg.pos_base) == (16, 50.0)
+    assert np.array_equal(half.run("the cat").logits, full.run("the cat").logits)
+
+
 BAD_CONVERT = {
     "already float32": (lambda tmp: write_llama(tmp / "m"), "already float32"),
     "not a folder": (lambda tmp: None, "not a folder"),

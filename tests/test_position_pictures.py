@@ -81,7 +81,7 @@ def test_rope_pair_angles_turn_by_the_distance() -> None:
     d_head, base = 16, 10000.0
     for pair in range(8):
         omega = 1 / base ** (2 * pair / d_head)
-        a, b, delta = rope_pair_angles(9, 4, d_head, base, pair)
+        a, b, delta = rope_pair_angles(9, 4, omega)
         assert a == pytest.approx((9 * omega) % (2 * math.pi), abs=1e-5)
         assert b == pytest.approx((4 * omega) % (2 * math.pi), abs=1e-5)
         assert delta == pytest.approx(math.remainder(5 * omega, 2 * math.pi), abs=1e-5)
@@ -276,7 +276,7 @@ async def test_vectors_panel_rope_dials(store) -> None:
         text = screen_text(app)
         d_head, base = gpt.config.d_head, gpt.config.pos_base
         for dial, pair in zip(dials.dials, (0, 4, 7), strict=True):
-            a, b, delta = rope_pair_angles(3, 2, d_head, base, pair)
+            a, b, delta = rope_pair_angles(3, 2, 1 / base ** (2 * pair / d_head))
             assert dial.caption == (f"p=3 {a:.2f} q=2 {b:.2f}", f"(p−q)·ω {delta:+.2f}")
             assert [h.angle for h in dial.hands] == [b, a]
             assert f"(p−q)·ω {delta:+.2f}" in text
@@ -334,7 +334,7 @@ async def test_explorer_pictures_follow_the_typed_base(store) -> None:
             assert np.array_equal(trained.ys, pe_dot_by_distance(np.arange(64), 64, 10000.0))
             p = max(1, len(screen.gpt.prompt_tokens(screen.prompt)[0]) - 1)  # the prompt's last token
             dials = rope.query_one(Dials).dials
-            a, _, delta = rope_pair_angles(p, 0, 16, base, 0)
+            a, _, delta = rope_pair_angles(p, 0, 1.0)  # pair 0 turns 1 radian a position, at any base
             assert dials[0].caption[1] == f"(p−q)·ω {delta:+.2f}"
             assert dials[0].hands[1].angle == a
         assert table_pictures.value_map.marked == frozenset(range(3))  # the prompt's positions

@@ -34,17 +34,28 @@ STRINGS: dict[str, Words] = {  # key: (en, zh)
     "position_vector": ("position vector PE(pos)", "位置向量 PE(pos)"),
     "learned_vector": ("learned position vector W_pos[pos]", "可学习的位置向量 W_pos[pos]"),
     "sum_vector": ("sum x = token + position", "相加 x = 词元 + 位置"),
-    "rope_note": (
-        "RoPE adds no vector: it turns each pair (q₂ᵢ, q₂ᵢ₊₁) and (k₂ᵢ, k₂ᵢ₊₁) "
-        "by θ = pos / base^(2i/d_head). Angles θ (radians, mod 2π) per pair:",
-        "RoPE 不加向量：它把每一对 (q₂ᵢ, q₂ᵢ₊₁)、(k₂ᵢ, k₂ᵢ₊₁) 旋转 θ = pos / base^(2i/d_head)。"
-        "每对维度的角度 θ（弧度，对 2π 取模）：",
+    "rope_note": (  # then a scaled model's `rope_scaling_*`, then `rope_angles`
+        "RoPE adds no vector: it turns each pair (q₂ᵢ, q₂ᵢ₊₁) and (k₂ᵢ, k₂ᵢ₊₁) by θ = pos / base^(2i/d_head).",
+        "RoPE 不加向量：它把每一对 (q₂ᵢ, q₂ᵢ₊₁)、(k₂ᵢ, k₂ᵢ₊₁) 旋转 θ = pos / base^(2i/d_head)。",
     ),
     "rope_half_note": (  # a Llama-family model turns the half-split pairs (`rope_style` "half")
         "RoPE adds no vector: it turns each pair (q_i, q_{i+d/2}) and (k_i, k_{i+d/2}) — Hugging Face's pairing, the "
-        "first half of a head with its second — by θ = pos / base^(2i/d_head). Angles θ (radians, mod 2π) per pair:",
+        "first half of a head with its second — by θ = pos / base^(2i/d_head).",
         "RoPE 不加向量：它按 Hugging Face 的配对方式（头的前一半与后一半）把每一对 (q_i, q_{i+d/2})、(k_i, k_{i+d/2}) "
-        "旋转 θ = pos / base^(2i/d_head)。每对维度的角度 θ（弧度，对 2π 取模）：",
+        "旋转 θ = pos / base^(2i/d_head)。",
+    ),
+    "sentence_gap": (" ", ""),  # between two sentences: Chinese sets none
+    "rope_angles": ("Angles θ (radians, mod 2π) per pair:", "每对维度的角度 θ（弧度，对 2π 取模）："),
+    "rope_scaling_llama3": (  # Llama 3.1–3.3's NTK-by-parts (`rope_scaling` "llama3")
+        "Llama 3 scaling (factor {factor}, trained on {ctx} positions): a pair that turns once in more than {low} "
+        "positions turns {factor}× slower, one that turns once in fewer than {high} keeps its speed, those between "
+        "are blended.",
+        "Llama 3 缩放（factor {factor}，原训练长度 {ctx} 个位置）：转一圈要超过 {low} 个位置的维度对，转速降为原来的 "
+        "1/{factor}；不到 {high} 个位置就转一圈的，转速不变；介于两者之间的，按比例混合。",
+    ),
+    "rope_scaling_linear": (
+        "Linear scaling: every angle is divided by {factor} (position pos turns as pos/{factor} did).",
+        "线性缩放：每个角度都除以 {factor}（位置 pos 转的角度等于原来 pos/{factor} 处的角度）。",
     ),
     "no_position": (
         "This model adds no position information: the token vector is all there is.",

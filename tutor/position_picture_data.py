@@ -57,11 +57,11 @@ def dots_by_distance(table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     )
 
 
-def rope_pair_angles(p: int, q: int, d_head: int, base: float, pair: int) -> tuple[float, float, float]:
-    """The angles RoPE turns pair `pair` by at positions p and q (read back from the sinusoidal table's sin and
-    cos columns, as `model.rope` reads them, mod 2π), and the angle from q's to p's, (p − q)·ω, in (−π, π]."""
-    table = sinusoidal_table(max(p, q) + 1, d_head, base).astype(np.float64)
-    a, b = (float(np.mod(np.arctan2(table[r, 2 * pair], table[r, 2 * pair + 1]), 2 * np.pi)) for r in (p, q))
+def rope_pair_angles(p: int, q: int, omega: float) -> tuple[float, float, float]:
+    """The angles RoPE turns a pair of frequency ω by at positions p and q, p·ω and q·ω (mod 2π), and the angle
+    from q's to p's, (p − q)·ω, in (−π, π]. ω is the model's own (`model.model_rope_frequencies`: scaled, for a
+    Llama 3 model)."""
+    a, b = (float(np.mod(position * omega, 2 * np.pi)) for position in (p, q))
     delta = float(np.angle(np.exp(1j * (a - b))))  # wrapped to (−π, π]
     return a, b, delta
 

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from model import sinusoidal_positions
+from model import GPTConfig, model_rope_frequencies
 from tutor.i18n import t
 from tutor.number_style import top_dims_text, visible_piece
 from tutor.view import View
@@ -84,8 +84,10 @@ class VectorsPanel(Vertical):
             columns = [str(i) for i in range(cfg.d_model)]
         elif rope:
             note.update(f"d_model = {cfg.d_model}" + self.largest(view, "hook_embed"), layout=False)
-            angle_note.update(t("rope_half_note" if cfg.rope_style == "half" else "rope_note", lang))
-            pe = sinusoidal_positions(view.n_tokens, cfg.d_head, cfg.pos_base).astype(np.float64)
+            rope_note = t("rope_half_note" if cfg.rope_style == "half" else "rope_note", lang)
+            sentences = (rope_note, rope_scaling_note(cfg, lang), t("rope_angles", lang))
+            angle_note.update(t("sentence_gap", lang).join(filter(None, sentences)))
+            pe = view.gpt.position_rows(0, view.n_tokens).astype(np.float64)  # the model's own angles, scaled or not
             angles = np.arctan2(pe[:, 0::2], pe[:, 1::2]) % (2 * math.pi)  # θ from (sin θ, cos θ)
             angle_rows = [
                 GridRow(f"{pos} {visible_piece(piece)}", angles[pos], pos == view.token)
@@ -130,7 +132,7 @@ class VectorsPanel(Vertical):
         elif cfg.positional == "rope":
             p = view.token
             q = p - 1 if p > 0 else min(1, view.n_tokens - 1)  # the token before: q·k's angle is one step's turn
-            pictures.show_rope(cfg.d_head, cfg.pos_base, p, q, lang)
+            pictures.show_rope(tuple(map(float, model_rope_frequencies(cfg))), p, q, lang)
         else:
             pictures.show_nothing()
 
@@ -140,3 +142,14 @@ class VectorsPanel(Vertical):
         token = f"[{view.token} {visible_piece(view.trace.pieces[view.token])}]"
         dims = top_dims_text(view.trace[hook][view.token], view.lang)
         return " · " + t("largest", view.lang, token=token, where="", dims=dims)
+
+
+def rope_scaling_note(cfg: GPTConfig, lang: str) -> str:
+    """What a scaled RoPE (`rope_scaling`) does to the angles, in a sentence; "" for plain RoPE."""
+    if cfg.rope_scaling == "linear":
+        return t("rope_scaling_linear", lang, factor=f"{cfg.rope_factor:g}")
+    if cfg.rope_scaling == "llama3":
+        ctx = cfg.rope_original_ctx
+        low, high = ctx / cfg.rope_low_freq_factor, ctx / cfg.rope_high_freq_factor
+        return t("rope_scaling_llama3", lang, factor=f"{cfg.rope_factor:g}", ctx=ctx, low=f"{low:g}", high=f"{high:g}")
+    return ""

@@ -156,18 +156,19 @@ class PositionPictures(Vertical):
         self.dots.set_series(dots, x_label=t("pp_distance", lang), y_label=t("pp_learned_dots_title", lang))
         self._note(t("pp_learned_note", lang, d=d, spread=f"{float(np.max(high - low)):.2f}"))
 
-    def show_rope(self, d_head: int, base: float, p: int, q: int, lang: str) -> None:
-        """Dials of RoPE's rotation of a few pairs at positions p (query) and q (key)."""
-        key = ("rope", d_head, base, p, q, lang)
+    def show_rope(self, omegas: tuple[float, ...], p: int, q: int, lang: str) -> None:
+        """Dials of RoPE's rotation of a few pairs at positions p (query) and q (key); `omegas` are the model's
+        frequencies ωᵢ, one a pair (`model.model_rope_frequencies`)."""
+        key = ("rope", omegas, p, q, lang)
         if key == self.key:
             return
         self.key = key
         self._show_parts({"dials"})
         self.query_one("#pp-dials-note", Static).update(t("pp_rope_dials_note", lang))
         dials = []
-        for i in rope_pairs(d_head):
-            a, b, delta = rope_pair_angles(p, q, d_head, base, i)
-            omega = 1.0 / base ** (2 * i / d_head)
+        for i in rope_pairs(2 * len(omegas)):
+            omega = omegas[i]
+            a, b, delta = rope_pair_angles(p, q, omega)
             dials.append(
                 Dial(
                     t("pp_dial", lang, i=i, omega=number(omega)),

@@ -64,6 +64,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "pos_rope": ("RoPE positions (rotated q, k)", "RoPE 位置编码（旋转 q、k）"),
     "pos_none": ("no positional encoding", "没有位置编码"),
     "pos_base": ("{positional}, base {base}", "{positional}，base {base}"),
+    "scaled_llama3": ("{positional}, Llama 3 scaling ×{factor}", "{positional}，Llama 3 缩放 ×{factor}"),
+    "scaled_linear": ("{positional}, linear scaling ×{factor}", "{positional}，线性缩放 ×{factor}"),
     "residual": ("residual", "有残差"),
     "no_residual": ("NO residual", "没有残差"),
     "same_top": ("Both guess {piece} first.", "两个模型的第一猜测都是 {piece}。"),
@@ -439,6 +441,10 @@ def wiring(gpt: GPT, lang: str) -> str:
     if config.positional in ("sinusoidal", "rope") and config.pos_base != 10000:
         base = f"{config.pos_base:g}".replace("e+0", "e").replace("e+", "e")  # 10, 1e6
         positional = pick(WORDS, "pos_base", lang, positional=positional, base=base)
+    if config.positional == "rope" and config.rope_scaling != "none":  # Llama 3's: its angles are not base's alone
+        positional = pick(
+            WORDS, f"scaled_{config.rope_scaling}", lang, positional=positional, factor=f"{config.rope_factor:g}"
+        )
     residual = pick(WORDS, "residual" if config.residual else "no_residual", lang)
     norm_words = norm_named(pick(WORDS, norm, lang), config, lang)
     return pick(WORDS, "wiring", lang, name=gpt.name, norm=norm_words, positional=positional, residual=residual)

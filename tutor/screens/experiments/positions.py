@@ -8,7 +8,7 @@ columns, as `model.rope` reads them) and from the model's own forward pass.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from rich.table import Table
@@ -18,10 +18,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 
-from model import GPT, sinusoidal_positions
+from model import GPT, angle_table, model_rope_frequencies, sinusoidal_positions
 from tutor import model_words
-from tutor.i18n import pick
+from tutor.i18n import pick, t
 from tutor.number_style import sequential_style, visible_piece
+from tutor.panels.vectors_panel import rope_scaling_note
 from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner, Stop
 from tutor.screens.experiments.base import ExperimentScreen
@@ -75,10 +76,11 @@ WORDS: dict[str, tuple[str, str]] = {
         "这里对 2π 取模，由表中的 sin 和 cos 反算。于是 q·k 只取决于两个词元相距多远。",
     ),
     "rope_half_note": (  # a Llama-family model: Hugging Face's pairs, the first half of a head with its second
-        "RoPE turns each pair (q_i, q_{i+d/2}) of a head (d_head = {d}) by θ = pos / base^(2i/d_head); shown mod 2π, "
+        "RoPE turns each pair (q_i, q_{{i+d/2}}) of a head (d_head = {d}) by θ = pos / base^(2i/d_head); shown mod 2π, "
         "read back from the table's sin and cos. q·k then depends only on how far apart two tokens are.",
-        "RoPE 把每个头（d_head = {d}）的每一对 (q_i, q_{i+d/2})（前一半与后一半配对）旋转 θ = pos / base^(2i/d_head)；"
-        "这里对 2π 取模，由表中的 sin 和 cos 反算。于是 q·k 只取决于两个词元相距多远。",
+        "RoPE 把每个头（d_head = {d}）的每一对 (q_i, q_{{i+d/2}})（前一半与后一半配对）"
+        "旋转 θ = pos / base^(2i/d_head)；这里对 2π 取模，由表中的 sin 和 cos 反算。"
+        "于是 q·k 只取决于两个词元相距多远。",
     ),
     "each": (" each", "各 "),  # the most alike distances tie as shown
     "row_pos": ("pos {p}", "位置 {p}"),
@@ -234,6 +236,12 @@ class PositionsScreen(ExperimentScreen):
         return cfg.d_head if cfg.positional == "rope" else cfg.d_model
 
     @property
+    def rope_omegas(self) -> tuple[float, ...]:
+        """RoPE's frequencies ωᵢ at the base typed, scaled as the model scales them (`rope_scaling`)."""
+        cfg = replace(self.gpt.config, positional="rope", pos_base=self.base)
+        return tuple(map(float, model_rope_frequencies(cfg)))
+
+    @property
     def prompt_positions(self) -> int:
         """How many positions the prompt takes: their rows are highlighted."""
         return len(self.gpt.prompt_tokens(self.prompt)[0]) if self.prompt else 0
@@ -245,19 +253,22 @@ class PositionsScreen(ExperimentScreen):
         table = sinusoidal_positions(n, d, self.base)
         self._show_table(table)
         self._show_similarity(table)
-        self._show_rope(sinusoidal_positions(n, self.gpt.config.d_head, self.base))
+        if self.gpt.config.rope_scaling == "none":
+            self._show_rope(sinusoidal_positions(n, self.gpt.config.d_head, self.base))
+        else:  # a scaled model (Llama 3): its own frequencies, from the base typed
+            self._show_rope(angle_table(n, np.asarray(self.rope_omegas)))
         self.show_pictures()
 
     def show_pictures(self) -> None:
         """The tables as pictures, for the base typed: each is redrawn only when its inputs changed."""
-        n, d, d_head = self.n_positions, self.table_width, self.gpt.config.d_head
+        n, d = self.n_positions, self.table_width
         marked = range(min(self.prompt_positions, n))
         for name in ("table", "similarity"):
             pictures = self.query_one(f"#pos-{name}-pictures", PositionPictures)
             reference = self.trained_base if self.uses_base and name == "similarity" else None
             pictures.show_sinusoidal(n, d, self.base, self.lang, marked=marked, reference=reference)
         p = max(1, min(self.prompt_positions, n) - 1)  # the prompt's last token, turned against the first's
-        self.query_one("#pos-rope-pictures", PositionPictures).show_rope(d_head, self.base, p, 0, self.lang)
+        self.query_one("#pos-rope-pictures", PositionPictures).show_rope(self.rope_omegas, p, 0, self.lang)
 
     def _show_table(self, table: np.ndarray) -> None:
         n, d = table.shape
@@ -295,9 +306,9 @@ class PositionsScreen(ExperimentScreen):
 
     def _show_rope(self, table: np.ndarray) -> None:
         angles = rope_angles(table)
-        self.query_one("#pos-rope-note", Static).update(
-            self.words("rope_half_note" if self.gpt.config.rope_style == "half" else "rope_note", d=table.shape[1])
-        )
+        note = self.words("rope_half_note" if self.gpt.config.rope_style == "half" else "rope_note", d=table.shape[1])
+        sentences = (note, rope_scaling_note(self.gpt.config, self.lang))
+        self.query_one("#pos-rope-note", Static).update(t("sentence_gap", self.lang).join(filter(None, sentences)))
         used = self.prompt_positions
         rows = [GridRow(self.words("row_pos", p=p), angles[p], p < used) for p in range(len(angles))]
         self.query_one("#pos-rope", HeatmapGrid).set_rows(
