@@ -147,7 +147,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
 
     async def panels_settled(self) -> None:
         """Before the first frame: the panel asked for (a lesson's) mounted, shown and drawn."""
-        await self.query_one("#panels", PanelSwitcher).settled()
+        await self.panel_switcher.settled()
         self.panel_switched()
 
     def first_frame_drawn(self) -> None:
@@ -157,7 +157,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         costs on every key. (The lesson's code is highlighted when it first comes into view: see LessonView.)"""
         self._painted = True
         import_tab_panels()
-        self.query_one("#panels", PanelSwitcher).mount_hidden(PANEL_FOR_KIND.values())
+        self.panel_switcher.mount_hidden(PANEL_FOR_KIND.values())
 
     def panel_labels(self) -> dict[str, str]:
         return {panel: panel_label(panel, self.lang) for panel in TABS}  # "tokens" is always in view, not a tab
@@ -167,7 +167,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         words = FOOTER | ({"turn": TURN_FORWARD} if self.place.backward else {})
         held = self.place.reach.held_keys  # the keys a later lesson introduces: they work, unlisted until then
         localize_bindings(self, words, self.lang, held=held)
-        localize_bindings(self.query_one(LessonView), words, self.lang, held=held)
+        localize_bindings(self.lesson_view, words, self.lang, held=held)
         self._footer_backward = self.place.backward
         self.refresh_bindings()
 
@@ -338,12 +338,12 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
         if not self.lesson_shown():
             self.action_scroll_panel(delta)
             return
-        page(self.query_one(LessonView), delta)
+        page(self.lesson_view, delta)
 
     def action_scroll_panel(self, delta: int) -> None:
         """alt+PgDn/PgUp: the shown panel a page, so what lies below its fold (the logit lens at 80×24, the
         LayerNorm tab's rows) is reachable without a mouse; ↓↑ and PgDn step the model."""
-        switcher = self.query_one("#panels", PanelSwitcher)
+        switcher = self.panel_switcher
         pane = switcher.query_one(f"#{switcher.active}") if switcher.active else None
         if pane is None:
             return
@@ -372,7 +372,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
 
     def action_toggle_lesson(self) -> None:
         self.show_layout(self.layout_now.toggled())
-        self.call_after_refresh(self.query_one(LessonView).check_end)  # in view again: a short lesson is read
+        self.call_after_refresh(self.lesson_view.check_end)  # in view again: a short lesson is read
 
     def remember_view(self) -> None:
         """What a small window shows (the lesson or the panels), to start there next time."""
@@ -381,7 +381,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
 
     def focus_what_is_shown(self) -> None:
         """After F3 or a resize across COMPACT_WIDTH: the keys go to what the learner sees."""
-        lesson = self.query_one(LessonView)
+        lesson = self.lesson_view
         in_lesson = self.focused is not None and lesson in self.focused.ancestors_with_self
         if self.layout_now.compact and self.layout_now.swapped and not in_lesson:
             lesson.focus()  # the lesson fills the window: the arrows and page keys should scroll it
@@ -393,7 +393,7 @@ class MainScreen(Passes, Generation, Stepping, Course, WhatIf):
     def set_language(self, lang: str) -> None:
         """Everything on this screen in `lang` (the lesson itself the app reloads)."""
         self.lang = lang
-        self.query_one("#panels", PanelSwitcher).set_labels(self.panel_labels())
+        self.panel_switcher.set_labels(self.panel_labels())
         self.localize_footer()
         self.query_one("#prompt", Input).placeholder = t("prompt_placeholder", lang)
         self.refresh_panels()

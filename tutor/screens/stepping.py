@@ -20,12 +20,13 @@ class Stepping(Screen[None]):
     # MainScreen's, set in its __init__
     place: Place
     lang: str
+    panel_switcher: PanelSwitcher  # the tabs, held (a query on every step key would walk the screen)
 
     def moved(self, moved: bool = True) -> None:
         """After a move of the step: the panel for the step's kind, the picture, the step kept for next time."""
         if not moved or self.place.trace is None:
             return
-        tabs = self.query_one("#panels", PanelSwitcher)
+        tabs = self.panel_switcher
         step = self.place.trace.steps[self.place.step_index]
         if tabs.display and tabs.asked not in FOLLOWING_PANELS:  # before the panels are drawn: one layout and
             tabs.active = self.panel_for(step)  # one frame for the key
@@ -82,7 +83,7 @@ class Stepping(Screen[None]):
     def action_turn(self) -> None:
         """b: the pass turned round — the step bar from the unembedding back, the gradient panel — at the same step."""
         self.place.turn()
-        tabs = self.query_one("#panels", PanelSwitcher)
+        tabs = self.panel_switcher
         if self.place.trace is not None and tabs.display:
             tabs.active = self.panel_for(self.place.trace.steps[self.place.step_index])
         self.ensure_grads()  # the gradients of the pass on screen
@@ -93,7 +94,7 @@ class Stepping(Screen[None]):
         self.refresh_panels()
 
     def action_next_panel(self) -> None:
-        tabs = self.query_one("#panels", PanelSwitcher)
+        tabs = self.panel_switcher
         order = list(TABS)  # "tokens" is always in view, not a tab
         asked = tabs.asked  # not `active`: the panel asked for may still be mounting
         tabs.active = order[(order.index(asked) + 1) % len(order)] if asked in order else order[0]
