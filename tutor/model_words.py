@@ -13,7 +13,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tutor.i18n import pick
+from tutor.i18n import pick, t
 
 if TYPE_CHECKING:
     from model import GPTConfig
@@ -157,3 +157,14 @@ def describe_checkpoint(path: Path, lang: str) -> str | None:
         parts.append(pick(WORDS, "diverged", lang, step=info["diverged"]["step"]))
     name = "".join(ch for ch in path.name if ch.isprintable())  # a file name is text a stranger may have chosen
     return pick(WORDS, "checkpoint", lang, name=name, what=pick(WORDS, "separator", lang).join(parts))
+
+
+def rope_scaling_note(cfg: GPTConfig, lang: str) -> str:
+    """What a scaled RoPE (`rope_scaling`) does to the angles, in a sentence; "" for plain RoPE."""
+    if cfg.rope_scaling == "linear":
+        return t("rope_scaling_linear", lang, factor=f"{cfg.rope_factor:g}")
+    if cfg.rope_scaling == "llama3":
+        ctx = cfg.rope_original_ctx
+        low, high = ctx / cfg.rope_low_freq_factor, ctx / cfg.rope_high_freq_factor
+        return t("rope_scaling_llama3", lang, factor=f"{cfg.rope_factor:g}", ctx=ctx, low=f"{low:g}", high=f"{high:g}")
+    return ""

@@ -9,8 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from model import GPTConfig, model_rope_frequencies
+from model import model_rope_frequencies
 from tutor.i18n import t
+from tutor.model_words import rope_scaling_note
 from tutor.number_style import top_dims_text, visible_piece
 from tutor.view import View
 from tutor.widgets.heatmap import GridRow, HeatmapGrid
@@ -142,14 +143,3 @@ class VectorsPanel(Vertical):
         token = f"[{view.token} {visible_piece(view.trace.pieces[view.token])}]"
         dims = top_dims_text(view.trace[hook][view.token], view.lang)
         return " · " + t("largest", view.lang, token=token, where="", dims=dims)
-
-
-def rope_scaling_note(cfg: GPTConfig, lang: str) -> str:
-    """What a scaled RoPE (`rope_scaling`) does to the angles, in a sentence; "" for plain RoPE."""
-    if cfg.rope_scaling == "linear":
-        return t("rope_scaling_linear", lang, factor=f"{cfg.rope_factor:g}")
-    if cfg.rope_scaling == "llama3":
-        ctx = cfg.rope_original_ctx
-        low, high = ctx / cfg.rope_low_freq_factor, ctx / cfg.rope_high_freq_factor
-        return t("rope_scaling_llama3", lang, factor=f"{cfg.rope_factor:g}", ctx=ctx, low=f"{low:g}", high=f"{high:g}")
-    return ""

@@ -21,8 +21,8 @@ from textual.widgets import Input, Label, Static, TabbedContent, TabPane
 from model import GPT, angle_table, model_rope_frequencies, sinusoidal_positions
 from tutor import model_words
 from tutor.i18n import pick, t
+from tutor.model_words import rope_scaling_note
 from tutor.number_style import sequential_style, visible_piece
-from tutor.panels.vectors_panel import rope_scaling_note
 from tutor.patches.footer_labels import localize_bindings
 from tutor.runner import PassRunner, Stop
 from tutor.screens.experiments.base import ExperimentScreen
