@@ -342,9 +342,11 @@ IMPORT_FLOOR = WITHOUT_TLS + "import numpy, textual.app"
 TUTOR_IMPORTS = WITHOUT_TLS + "import tutor.cli, model, tutor.app, tutor.panels.panes; model.load('tiny')"
 
 
-def import_rows(starts: int, minimal_first: float, imported: Callable[[str], tuple[float, float]]) -> list[Row]:
+def import_rows(starts: int, minimal_first: float) -> list[Row]:
     """How much of the start → first screen row is imports alone: Python importing NumPy and Textual's app (what
     the tutor cannot start without) and importing the tutor's start, each against the minimal app's first screen."""
+    from tutor.bench.terminal import imported
+
     times: dict[str, list[tuple[float, float]]] = {IMPORT_FLOOR: [], TUTOR_IMPORTS: []}
     for _ in range(starts):  # in turn, as the starts above
         for code, samples in times.items():
@@ -372,7 +374,7 @@ def import_rows(starts: int, minimal_first: float, imported: Callable[[str], tup
 def terminal_rows(quick: bool) -> list[Row]:
     from tutor.bench.measure import percentile
     from tutor.bench.pilot import PROMPT
-    from tutor.bench.terminal import MINIMAL, MINIMAL_READY, TUTOR, TUTOR_READY, imported, keystrokes, session
+    from tutor.bench.terminal import MINIMAL, MINIMAL_READY, TUTOR, TUTOR_READY, keystrokes, session
 
     steps = 4 if quick else 26
     starts = 1 if quick else 6  # first screens, the two apps in turn: one start is too noisy on a shared machine
@@ -399,7 +401,7 @@ def terminal_rows(quick: bool) -> list[Row]:
             )
         )
         if not truecolor:
-            rows += import_rows(starts, median(floor_first), imported)
+            rows += import_rows(starts, median(floor_first))
         mean = sum(ours.step_bytes) / len(ours.step_bytes)
         floor_mean = sum(floor.step_bytes) / len(floor.step_bytes)
         rows.append(
